@@ -1,0 +1,148 @@
+package burstbench.broker;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+
+import org.apache.activemq.ActiveMQConnectionMetaData;
+import org.apache.activemq.broker.BrokerFactory;
+import org.apache.activemq.broker.BrokerService;
+import org.apache.activemq.broker.TransportConnector;
+
+/**
+ * Runs one ActiveMQ Classic broker from an ordinary activemq.xml (xbean), the same file the
+ * official distribution would read.
+ *
+ * <p>Prints exactly one JSON line on stdout once the broker has started and every transport
+ * connector is bound: {@code {"event":"ready","broker":NAME,"version":V,"connectors":{...}}}.
+ * Everything else goes to stderr. SIGTERM stops the broker cleanly. With {@code --watch-stdin}
+ * the broker also stops when its standard input reaches end of file, so a parent that dies
+ * (even by SIGKILL) takes its broker with it.
+ *
+ * <p>Usage: {@code Main [--watch-stdin] [--check] PATH/activemq.xml}. {@code --check} loads and
+ * validates the file without starting anything (exit 0 when the file is accepted).
+ */
+public final class Main {
+  private Main() {}
+
+  public static void main(String[] args) throws Exception {
+    boolean watchStdin = false;
+    boolean checkOnly = false;
+    List<String> rest = new ArrayList<>();
+    for (String a : args) {
+      switch (a) {
+        case "--watch-stdin" -> watchStdin = true;
+        case "--check" -> checkOnly = true;
+        case "--version" -> {
+          System.out.println("{\"broker\":\"ActiveMQ Classic\",\"version\":\""
+              + ActiveMQConnectionMetaData.PROVIDER_VERSION + "\",\"java\":\""
+              + System.getProperty("java.version") + "\"}");
+          return;
+        }
+        default -> {
+          if (a.startsWith("--")) {
+            usage("unknown option " + a);
+          }
+          rest.add(a);
+        }
+      }
+    }
+    if (rest.size() != 1) {
+      usage("expected exactly one activemq.xml path");
+    }
+    Path config = Path.of(rest.get(0)).toAbsolutePath();
+    if (!Files.isReadable(config)) {
+      usage("cannot read " + config);
+    }
+
+    BrokerService broker;
+    try {
+      broker = BrokerFactory.createBroker(new URI("xbean:" + config.toUri()), false);
+    } catch (Exception e) {
+      System.err.println("error: " + config + " was not accepted: " + rootMessage(e));
+      System.exit(3);
+      return;
+    }
+    if (checkOnly) {
+      System.out.println("{\"event\":\"checked\",\"broker\":\"" + broker.getBrokerName() + "\"}");
+      System.exit(0);
+    }
+
+    CountDownLatch stopped = new CountDownLatch(1);
+    BrokerService b = broker;
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      try {
+        b.stop();
+        b.waitUntilStopped();
+      } catch (Exception e) {
+        System.err.println("error while stopping: " + e);
+      }
+      stopped.countDown();
+    }, "burstbench-broker-shutdown"));
+
+    try {
+      broker.start();
+      if (!broker.waitUntilStarted()) {
+        throw new IllegalStateException("broker did not start");
+      }
+    } catch (Exception e) {
+      System.err.println("error: broker " + broker.getBrokerName() + " failed to start: " + rootMessage(e));
+      System.exit(4);
+      return;
+    }
+
+    StringBuilder ready = new StringBuilder();
+    ready.append("{\"event\":\"ready\",\"broker\":\"").append(broker.getBrokerName())
+        .append("\",\"version\":\"").append(ActiveMQConnectionMetaData.PROVIDER_VERSION)
+        .append("\",\"pid\":").append(ProcessHandle.current().pid())
+        .append(",\"connectors\":{");
+    boolean first = true;
+    for (TransportConnector c : broker.getTransportConnectors()) {
+      if (!first) {
+        ready.append(',');
+      }
+      first = false;
+      ready.append('"').append(c.getName()).append("\":\"").append(c.getPublishableConnectString()).append('"');
+    }
+    ready.append("}}");
+    System.out.println(ready);
+    System.out.flush();
+
+    if (watchStdin) {
+      Thread watcher = new Thread(() -> {
+        InputStream in = System.in;
+        byte[] buf = new byte[256];
+        try {
+          while (in.read(buf) >= 0) {
+            // the parent writes nothing; we only wait for end of file
+          }
+        } catch (IOException ignored) {
+          // a broken pipe means the same as end of file
+        }
+        System.err.println("burstbench broker: parent gone (stdin closed), stopping");
+        System.exit(0);
+      }, "burstbench-stdin-watch");
+      watcher.setDaemon(true);
+      watcher.start();
+    }
+    stopped.await();
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t.getClass().getSimpleName() + ": " + t.getMessage();
+  }
+
+  private static void usage(String why) {
+    System.err.println("error: " + why + " (usage: Main [--watch-stdin] [--check] PATH/activemq.xml)");
+    System.exit(2);
+  }
+}

@@ -1,0 +1,261 @@
+"""ActiveMQ Classic brokers: render an ordinary activemq.xml, start it, know when it is ready.
+
+A broker is ``broker/`` (a Maven module embedding ActiveMQ 6.1.7) running a file rendered from
+``broker/templates/activemq.xml.j2``. Ready means the launcher printed its ready line *and*
+every port accepts a TCP connection; there is no fixed sleep anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+
+from harness import paths
+from harness.procs import Child, Supervisor
+
+ACTIVEMQ_VERSION = "6.1.7"
+PERSISTENCE = ("none", "kahadb", "kahadb-nosync")
+
+
+class BrokerError(RuntimeError):
+    """A broker could not be configured or started."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port the kernel says is free now (bind to 0). Start-up retries on the rare race."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def port_accepts(host: str, port: int, timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+@dataclass
+class NetworkConnector:
+    name: str
+    uri: str
+    duplex: bool = False
+    ttl: int = 1
+    conduit: bool = False
+    decrease_priority: bool = True
+    suppress_duplicates: bool = True
+    prefetch: int = 1000
+
+
+@dataclass
+class BrokerSpec:
+    """What a broker should be. Ports of 0 are chosen free at start."""
+
+    name: str = "bench"
+    host: str = "127.0.0.1"
+    persistence: str = "none"
+    data_dir: Path | None = None
+    openwire_port: int = 0
+    stomp_port: int = 0
+    ws_port: int = 0
+    producer_flow_control: bool = True
+    queue_prefetch: int = 1000
+    queue_memory_limit: str = "64mb"
+    max_page_size: int = 200
+    memory_limit: str = "512mb"
+    store_limit: str = "8gb"
+    temp_limit: str = "4gb"
+    heap: str = "1g"
+    network_connectors: list[NetworkConnector] = field(default_factory=list)
+    users: list[dict] = field(default_factory=list)
+    jdbc: dict | None = None
+
+    def __post_init__(self) -> None:
+        if self.persistence not in PERSISTENCE:
+            raise BrokerError(
+                f"unknown persistence {self.persistence!r} (expected one of {', '.join(PERSISTENCE)})")
+
+
+@dataclass
+class Broker:
+    spec: BrokerSpec
+    child: Child
+    xml_path: Path
+    version: str = ACTIVEMQ_VERSION
+
+    @property
+    def openwire_url(self) -> str:
+        return f"tcp://{self.spec.host}:{self.spec.openwire_port}"
+
+    @property
+    def stomp_url(self) -> str:
+        return f"stomp://{self.spec.host}:{self.spec.stomp_port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.spec.host}:{self.spec.ws_port}/"
+
+    def url_for(self, protocol: str) -> str:
+        return {"openwire": self.openwire_url, "stomp": self.stomp_url, "ws": self.ws_url}[protocol]
+
+    @property
+    def ports(self) -> list[int]:
+        return [self.spec.openwire_port, self.spec.stomp_port, self.spec.ws_port]
+
+    def store_bytes(self) -> int:
+        """Bytes on disk under the broker's data directory (the store's size)."""
+        total = 0
+        for root, _dirs, files in os.walk(self.spec.data_dir):
+            for f in files:
+                try:
+                    total += os.path.getsize(os.path.join(root, f))
+                except OSError:
+                    pass
+        return total
+
+
+def render(spec: BrokerSpec) -> str:
+    """The activemq.xml text for ``spec`` (ports must already be chosen)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(paths.BROKER_TEMPLATES)),
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    store = {"none": "memory", "kahadb": "kahadb", "kahadb-nosync": "kahadb"}.get(
+        spec.persistence, "jdbc")
+    h = spec.host
+    connectors = [
+        {"name": "openwire", "uri": f"tcp://{h}:{spec.openwire_port}?maximumConnections=4096"
+                                    "&wireFormat.maxFrameSize=104857600"},
+        {"name": "stomp", "uri": f"stomp://{h}:{spec.stomp_port}?maximumConnections=4096"
+                                 "&wireFormat.maxFrameSize=104857600"},
+        {"name": "ws", "uri": f"ws://{h}:{spec.ws_port}?maximumConnections=4096"
+                              "&wireFormat.maxFrameSize=104857600"},
+    ]
+    return env.get_template("activemq.xml.j2").render(
+        name=spec.name,
+        data_dir=str(spec.data_dir),
+        persistent=spec.persistence != "none",
+        store=store,
+        kahadb_sync="always" if spec.persistence == "kahadb" else "never",
+        producer_flow_control=spec.producer_flow_control,
+        queue_prefetch=spec.queue_prefetch,
+        queue_memory_limit=spec.queue_memory_limit,
+        max_page_size=spec.max_page_size,
+        memory_limit=spec.memory_limit,
+        store_limit=spec.store_limit,
+        temp_limit=spec.temp_limit,
+        network=bool(spec.network_connectors),
+        network_connectors=spec.network_connectors,
+        users=spec.users,
+        jdbc=spec.jdbc,
+        connectors=connectors,
+    )
+
+
+def java_argv(xml_path: Path, heap: str = "1g", extra: list[str] | None = None) -> list[str]:
+    cp = f"{paths.BROKER_CLASSES}{os.pathsep}{paths.BROKER_LIB}/*"
+    return ["java", f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseParallelGC",
+            "-Djava.net.preferIPv4Stack=true", "-cp", cp, "burstbench.broker.Main",
+            *(extra or []), str(xml_path)]
+
+
+def start(sup: Supervisor, spec: BrokerSpec, workdir: Path, timeout: float = 60.0,
+          wrap: list[str] | None = None) -> Broker:
+    """Render, launch and wait until ready. Retries with new ports if one was taken meanwhile.
+
+    ``wrap`` prefixes the command (e.g. ``ip netns exec NS``).
+    """
+    paths.require_built("broker", paths.BROKER_CLASSES)
+    fixed = spec.openwire_port and spec.stomp_port and spec.ws_port
+    last_error = ""
+    for attempt in range(1 if fixed else 3):
+        if not fixed:
+            spec.openwire_port, spec.stomp_port, spec.ws_port = (
+                free_port(), free_port(), free_port())
+        spec.data_dir = Path(spec.data_dir or workdir / f"broker-{spec.name}")
+        spec.data_dir.mkdir(parents=True, exist_ok=True)
+        xml_path = workdir / f"activemq-{spec.name}.xml"
+        xml_path.write_text(render(spec))
+        argv = java_argv(xml_path, spec.heap, ["--watch-stdin"])
+        child = sup.start(f"broker-{spec.name}" + (f"-try{attempt}" if attempt else ""),
+                          (wrap or []) + argv, role="broker")
+        broker = Broker(spec=spec, child=child, xml_path=xml_path)
+        try:
+            wait_ready(sup, broker, timeout)
+            return broker
+        except BrokerError as e:
+            last_error = str(e)
+            sup.stop(child)
+            if fixed or "in use" not in last_error.lower():
+                raise
+    raise BrokerError(last_error)
+
+
+def wait_ready(sup: Supervisor, broker: Broker, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    said_ready = False
+    child = broker.child
+    while not said_ready:
+        ev = sup.wait_event(deadline - time.monotonic())
+        if ev is None:
+            raise BrokerError(f"broker {broker.spec.name} not ready after {timeout:.0f} s "
+                              f"(log: {child.log_path})")
+        who, e = ev
+        if who is not child:
+            sup.events.put(ev)  # not ours: leave it for whoever waits on it
+            time.sleep(0.01)
+            continue
+        if e.get("event") == "ready":
+            said_ready = True
+            broker.version = e.get("version", broker.version)
+        elif e.get("event") == "exit":
+            raise BrokerError(f"broker {broker.spec.name} exited with {e['code']} before ready: "
+                              f"{_why(child)} (log: {child.log_path})")
+    while not all(port_accepts(broker.spec.host, p) for p in broker.ports):
+        if time.monotonic() > deadline:
+            raise BrokerError(f"broker {broker.spec.name} said ready but ports "
+                              f"{broker.ports} do not accept")
+        time.sleep(0.05)
+
+
+def _why(child: Child) -> str:
+    for line in reversed(child.stderr_tail):
+        low = line.lower()
+        if "address already in use" in low or "bindexception" in low:
+            return "a port is already in use: " + line
+    return child.last_error()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m harness.brokers [--persistence P]``: run one broker until Ctrl-C (for
+    developing a client by hand). Prints its URLs as one JSON line."""
+    import argparse
+    import json
+    import tempfile
+
+    from harness.procs import Interrupted, install_signal_handlers
+
+    ap = argparse.ArgumentParser(prog="python -m harness.brokers")
+    ap.add_argument("--persistence", default="none", choices=PERSISTENCE)
+    args = ap.parse_args(argv)
+    install_signal_handlers()
+    work = Path(tempfile.mkdtemp(prefix="burstbench-broker-"))
+    with Supervisor(work / "logs") as sup:
+        b = start(sup, BrokerSpec(persistence=args.persistence), work)
+        print(json.dumps({"openwire": b.openwire_url, "stomp": b.stomp_url, "ws": b.ws_url,
+                          "log": str(b.child.log_path)}), flush=True)
+        try:
+            while b.child.alive():
+                time.sleep(0.5)
+        except Interrupted:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

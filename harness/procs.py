@@ -1,0 +1,231 @@
+"""Child processes the harness starts, and the guarantee that it stops every one of them.
+
+Each child runs in its own session (its own process group, so it can be stopped as a group
+by its PID), gets SIGKILL from the kernel if the harness dies (PR_SET_PDEATHSIG), has its
+stdout read as JSON lines into one event queue and its stderr written to a log file. Exit
+status and resource usage come from ``wait4``: CPU seconds and peak RSS are the kernel's,
+not a sampler's guess.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+class Interrupted(Exception):
+    """The harness received SIGINT or SIGTERM."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+@dataclass
+class Usage:
+    """What a child used, from the kernel (wait4) and from /proc samples."""
+
+    cpu_s: float = 0.0
+    max_rss_mb: float = 0.0
+    max_open_files: int = 0
+
+
+@dataclass
+class Child:
+    name: str
+    argv: list[str]
+    popen: subprocess.Popen
+    log_path: Path
+    role: str = ""
+    returncode: int | None = None
+    usage: Usage = field(default_factory=Usage)
+    stderr_tail: list[str] = field(default_factory=list)
+    _err_thread: threading.Thread | None = field(default=None, repr=False)
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.returncode is None
+
+    def send(self, line: str) -> None:
+        """Write one control line to the child's stdin (ignored if it has gone)."""
+        try:
+            self.popen.stdin.write((line + "\n").encode())
+            self.popen.stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+
+    def close_stdin(self) -> None:
+        try:
+            self.popen.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+
+    def cpu_seconds_now(self) -> float | None:
+        """User+system CPU seconds so far, read from /proc while the child runs."""
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                parts = f.read().rsplit(")", 1)[1].split()
+            return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def last_error(self) -> str:
+        for line in reversed(self.stderr_tail):
+            if line.startswith("error"):
+                return line
+        return self.stderr_tail[-1] if self.stderr_tail else ""
+
+
+class Supervisor:
+    """Starts children and stops all of them, in reverse order, whatever happens.
+
+    Use as a context manager. Events from every child arrive on ``events`` as
+    ``(child, dict)``; a child's exit arrives as ``(child, {"event": "exit", "code": N})``.
+    """
+
+    def __init__(self, log_dir: Path):
+        self.log_dir = Path(log_dir)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.children: list[Child] = []
+        self.events: queue.Queue = queue.Queue()
+        self._sampler_stop = threading.Event()
+        self._sampler = threading.Thread(target=self._sample, name="proc-sampler", daemon=True)
+        self._sampler.start()
+
+    # -- starting --------------------------------------------------------------------------
+    def start(self, name: str, argv: list[str], *, role: str = "", cwd: Path | None = None,
+              env: dict | None = None) -> Child:
+        log_path = self.log_dir / f"{name}.log"
+        log = open(log_path, "ab")
+        try:
+            popen = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_die_with_parent,
+            )
+        except FileNotFoundError as e:
+            log.close()
+            raise RuntimeError(f"cannot start {name}: {e.filename} not found") from e
+        child = Child(name=name, argv=argv, popen=popen, log_path=log_path, role=role)
+        self.children.append(child)
+        child._err_thread = threading.Thread(target=self._read_stderr, args=(child, log),
+                                             daemon=True, name=f"err-{name}")
+        child._err_thread.start()
+        threading.Thread(target=self._read_stdout, args=(child,), daemon=True,
+                         name=f"out-{name}").start()
+        return child
+
+    def _read_stdout(self, child: Child) -> None:
+        for raw in child.popen.stdout:
+            line = raw.decode(errors="replace").strip()
+            if not line:
+                continue
+            try:
+                ev = json.loads(line)
+                if not isinstance(ev, dict):
+                    raise ValueError
+            except ValueError:
+                ev = {"event": "text", "text": line}
+            self.events.put((child, ev))
+        # stdout closed: reap the child here, the only place that waits on it
+        _, status, ru = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        child.popen.returncode = child.returncode
+        child.usage.cpu_s = ru.ru_utime + ru.ru_stime
+        child.usage.max_rss_mb = max(child.usage.max_rss_mb, ru.ru_maxrss / 1024.0)
+        child._err_thread.join(timeout=2)  # so the exit event comes with the last stderr lines
+        self.events.put((child, {"event": "exit", "code": child.returncode}))
+
+    def _read_stderr(self, child: Child, log) -> None:
+        with log:
+            for raw in child.popen.stderr:
+                log.write(raw)
+                log.flush()
+                line = raw.decode(errors="replace").strip()
+                if line:
+                    child.stderr_tail.append(line)
+                    del child.stderr_tail[:-20]
+
+    def _sample(self) -> None:
+        while not self._sampler_stop.wait(0.5):
+            for child in list(self.children):
+                if not child.alive():
+                    continue
+                try:
+                    nfd = len(os.listdir(f"/proc/{child.pid}/fd"))
+                    child.usage.max_open_files = max(child.usage.max_open_files, nfd)
+                except OSError:
+                    pass
+
+    # -- waiting ---------------------------------------------------------------------------
+    def wait_event(self, timeout: float) -> tuple[Child, dict] | None:
+        try:
+            return self.events.get(timeout=max(0.0, timeout))
+        except queue.Empty:
+            return None
+
+    # -- stopping --------------------------------------------------------------------------
+    def stop(self, child: Child, grace: float = 10.0) -> None:
+        """SIGTERM the child's process group, then SIGKILL after ``grace`` seconds."""
+        if child.alive():
+            self._signal(child, signal.SIGTERM)
+            deadline = time.monotonic() + grace
+            while child.alive() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            if child.alive():
+                self._signal(child, signal.SIGKILL)
+                deadline = time.monotonic() + 5
+                while child.alive() and time.monotonic() < deadline:
+                    time.sleep(0.02)
+        child.close_stdin()
+
+    def kill(self, child: Child) -> None:
+        self._signal(child, signal.SIGKILL)
+
+    @staticmethod
+    def _signal(child: Child, sig: int) -> None:
+        try:
+            os.killpg(child.pid, sig)  # the child leads its own group: pgid == its pid
+        except ProcessLookupError:
+            pass
+
+    def stop_all(self, grace: float = 10.0) -> None:
+        for child in reversed(self.children):
+            self.stop(child, grace)
+        self._sampler_stop.set()
+
+    def __enter__(self) -> Supervisor:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop_all()
+
+
+def install_signal_handlers() -> None:
+    """Turn SIGINT and SIGTERM into ``Interrupted`` so ``finally`` blocks stop children."""
+
+    def handler(signum, _frame):
+        # a second signal while stopping must not interrupt the stopping
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
