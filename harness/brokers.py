@@ -79,7 +79,8 @@ class BrokerSpec:
     def __post_init__(self) -> None:
         if self.persistence not in PERSISTENCE:
             raise BrokerError(
-                f"unknown persistence {self.persistence!r} (expected one of {', '.join(PERSISTENCE)})")
+                f"unknown persistence {self.persistence!r} (expected one of {', '.join(PERSISTENCE)})"
+            )
 
 
 @dataclass
@@ -124,17 +125,30 @@ def render(spec: BrokerSpec) -> str:
     """The activemq.xml text for ``spec`` (ports must already be chosen)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(paths.BROKER_TEMPLATES)),
-        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
     store = {"none": "memory", "kahadb": "kahadb", "kahadb-nosync": "kahadb"}.get(
-        spec.persistence, "jdbc")
+        spec.persistence, "jdbc"
+    )
     h = spec.host
     connectors = [
-        {"name": "openwire", "uri": f"tcp://{h}:{spec.openwire_port}?maximumConnections=4096"
-                                    "&wireFormat.maxFrameSize=104857600"},
-        {"name": "stomp", "uri": f"stomp://{h}:{spec.stomp_port}?maximumConnections=4096"
-                                 "&wireFormat.maxFrameSize=104857600"},
-        {"name": "ws", "uri": f"ws://{h}:{spec.ws_port}?maximumConnections=4096"
-                              "&wireFormat.maxFrameSize=104857600"},
+        {
+            "name": "openwire",
+            "uri": f"tcp://{h}:{spec.openwire_port}?maximumConnections=4096"
+            "&wireFormat.maxFrameSize=104857600",
+        },
+        {
+            "name": "stomp",
+            "uri": f"stomp://{h}:{spec.stomp_port}?maximumConnections=4096"
+            "&wireFormat.maxFrameSize=104857600",
+        },
+        {
+            "name": "ws",
+            "uri": f"ws://{h}:{spec.ws_port}?maximumConnections=4096"
+            "&wireFormat.maxFrameSize=104857600",
+        },
     ]
     return env.get_template("activemq.xml.j2").render(
         name=spec.name,
@@ -159,13 +173,27 @@ def render(spec: BrokerSpec) -> str:
 
 def java_argv(xml_path: Path, heap: str = "1g", extra: list[str] | None = None) -> list[str]:
     cp = f"{paths.BROKER_CLASSES}{os.pathsep}{paths.BROKER_LIB}/*"
-    return ["java", f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseParallelGC",
-            "-Djava.net.preferIPv4Stack=true", "-cp", cp, "burstbench.broker.Main",
-            *(extra or []), str(xml_path)]
+    return [
+        "java",
+        f"-Xms{heap}",
+        f"-Xmx{heap}",
+        "-XX:+UseParallelGC",
+        "-Djava.net.preferIPv4Stack=true",
+        "-cp",
+        cp,
+        "burstbench.broker.Main",
+        *(extra or []),
+        str(xml_path),
+    ]
 
 
-def start(sup: Supervisor, spec: BrokerSpec, workdir: Path, timeout: float = 60.0,
-          wrap: list[str] | None = None) -> Broker:
+def start(
+    sup: Supervisor,
+    spec: BrokerSpec,
+    workdir: Path,
+    timeout: float = 60.0,
+    wrap: list[str] | None = None,
+) -> Broker:
     """Render, launch and wait until ready. Retries with new ports if one was taken meanwhile.
 
     ``wrap`` prefixes the command (e.g. ``ip netns exec NS``).
@@ -176,14 +204,20 @@ def start(sup: Supervisor, spec: BrokerSpec, workdir: Path, timeout: float = 60.
     for attempt in range(1 if fixed else 3):
         if not fixed:
             spec.openwire_port, spec.stomp_port, spec.ws_port = (
-                free_port(), free_port(), free_port())
+                free_port(),
+                free_port(),
+                free_port(),
+            )
         spec.data_dir = Path(spec.data_dir or workdir / f"broker-{spec.name}")
         spec.data_dir.mkdir(parents=True, exist_ok=True)
         xml_path = workdir / f"activemq-{spec.name}.xml"
         xml_path.write_text(render(spec))
         argv = java_argv(xml_path, spec.heap, ["--watch-stdin"])
-        child = sup.start(f"broker-{spec.name}" + (f"-try{attempt}" if attempt else ""),
-                          (wrap or []) + argv, role="broker")
+        child = sup.start(
+            f"broker-{spec.name}" + (f"-try{attempt}" if attempt else ""),
+            (wrap or []) + argv,
+            role="broker",
+        )
         broker = Broker(spec=spec, child=child, xml_path=xml_path)
         try:
             wait_ready(sup, broker, timeout)
@@ -203,8 +237,9 @@ def wait_ready(sup: Supervisor, broker: Broker, timeout: float) -> None:
     while not said_ready:
         ev = sup.wait_event(deadline - time.monotonic())
         if ev is None:
-            raise BrokerError(f"broker {broker.spec.name} not ready after {timeout:.0f} s "
-                              f"(log: {child.log_path})")
+            raise BrokerError(
+                f"broker {broker.spec.name} not ready after {timeout:.0f} s (log: {child.log_path})"
+            )
         who, e = ev
         if who is not child:
             sup.events.put(ev)  # not ours: leave it for whoever waits on it
@@ -214,12 +249,15 @@ def wait_ready(sup: Supervisor, broker: Broker, timeout: float) -> None:
             said_ready = True
             broker.version = e.get("version", broker.version)
         elif e.get("event") == "exit":
-            raise BrokerError(f"broker {broker.spec.name} exited with {e['code']} before ready: "
-                              f"{_why(child)} (log: {child.log_path})")
+            raise BrokerError(
+                f"broker {broker.spec.name} exited with {e['code']} before ready: "
+                f"{_why(child)} (log: {child.log_path})"
+            )
     while not all(port_accepts(broker.spec.host, p) for p in broker.ports):
         if time.monotonic() > deadline:
-            raise BrokerError(f"broker {broker.spec.name} said ready but ports "
-                              f"{broker.ports} do not accept")
+            raise BrokerError(
+                f"broker {broker.spec.name} said ready but ports {broker.ports} do not accept"
+            )
         time.sleep(0.05)
 
 
@@ -247,8 +285,17 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="burstbench-broker-"))
     with Supervisor(work / "logs") as sup:
         b = start(sup, BrokerSpec(persistence=args.persistence), work)
-        print(json.dumps({"openwire": b.openwire_url, "stomp": b.stomp_url, "ws": b.ws_url,
-                          "log": str(b.child.log_path)}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "openwire": b.openwire_url,
+                    "stomp": b.stomp_url,
+                    "ws": b.ws_url,
+                    "log": str(b.child.log_path),
+                }
+            ),
+            flush=True,
+        )
         try:
             while b.child.alive():
                 time.sleep(0.5)

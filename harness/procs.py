@@ -111,25 +111,40 @@ class Supervisor:
         self._sampler.start()
 
     # -- starting --------------------------------------------------------------------------
-    def start(self, name: str, argv: list[str], *, role: str = "", cwd: Path | None = None,
-              env: dict | None = None) -> Child:
+    def start(
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        role: str = "",
+        cwd: Path | None = None,
+        env: dict | None = None,
+    ) -> Child:
         log_path = self.log_dir / f"{name}.log"
         log = open(log_path, "ab")
         try:
             popen = subprocess.Popen(
-                argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_die_with_parent,
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         except FileNotFoundError as e:
             log.close()
             raise RuntimeError(f"cannot start {name}: {e.filename} not found") from e
         child = Child(name=name, argv=argv, popen=popen, log_path=log_path, role=role)
         self.children.append(child)
-        child._err_thread = threading.Thread(target=self._read_stderr, args=(child, log),
-                                             daemon=True, name=f"err-{name}")
+        child._err_thread = threading.Thread(
+            target=self._read_stderr, args=(child, log), daemon=True, name=f"err-{name}"
+        )
         child._err_thread.start()
-        threading.Thread(target=self._read_stdout, args=(child,), daemon=True,
-                         name=f"out-{name}").start()
+        threading.Thread(
+            target=self._read_stdout, args=(child,), daemon=True, name=f"out-{name}"
+        ).start()
         return child
 
     def _read_stdout(self, child: Child) -> None:

@@ -1,0 +1,227 @@
+"""What the stomp.py producer and consumer share: the contract's arguments, message format,
+JSON lines and records (clients/contract.md is the definition)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import signal
+import sys
+import threading
+import time
+from urllib.parse import urlsplit
+
+import stomp
+
+CLIENT = "stomp-py"
+MAX_SIZE = 64 * 1024 * 1024
+_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_DEST = re.compile(r"^[A-Za-z0-9_.:>*$-]{1,200}$")
+now_ns = time.time_ns
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports bad arguments as one ``error:`` line and exit 2."""
+
+    def error(self, message):
+        sys.stderr.write(f"error: {message}\n")
+        sys.exit(2)
+
+
+def fail(code: int, message: str) -> None:
+    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+def positive(minimum):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}: {value}")
+        return value
+
+    return parse
+
+
+def version_line() -> str:
+    return json.dumps(
+        {
+            "client": CLIENT,
+            "library": f"stomp.py {stomp.__version__}",
+            "runtime": f"Python {sys.version.split()[0]}",
+        }
+    )
+
+
+class VersionAction(argparse.Action):
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_line())
+        sys.exit(0)
+
+
+def parser(role: str) -> ArgumentParser:
+    p = ArgumentParser(
+        prog=f"{role}.py", description=f"burstbench {role} (stomp.py); see clients/contract.md"
+    )
+    p.add_argument("--url", required=True, help="stomp://HOST:PORT or stomp+ssl://HOST:PORT")
+    p.add_argument("--destinations", required=True, help="comma-separated queue names")
+    p.add_argument("--count", type=positive(1 if role == "producer" else 0), default=1000)
+    p.add_argument("--size", type=positive(1), default=6)
+    p.add_argument("--bursts", type=positive(1), default=1)
+    p.add_argument("--tx-batch", type=positive(0), default=0)
+    p.add_argument("--id", default="p1" if role == "producer" else "c1")
+    p.add_argument("--records")
+    p.add_argument("--gate", action="store_true")
+    p.add_argument("--user")
+    p.add_argument("--password")
+    p.add_argument("--connect-timeout", type=float, default=10.0)
+    p.add_argument("--version", action=VersionAction, help="print versions as JSON")
+    if role == "producer":
+        p.add_argument("--persistent", action="store_true")
+        p.add_argument("--rate", type=float, default=0.0, help="msg/s per producer, 0 = max")
+    else:
+        p.add_argument(
+            "--ack", default="auto", choices=["auto", "client", "client-individual", "dups-ok"]
+        )
+        p.add_argument("--prefetch", type=positive(1), default=1000)
+    return p
+
+
+def parse(role: str, argv=None) -> argparse.Namespace:
+    p = parser(role)
+    args = p.parse_args(argv)
+    if args.size > MAX_SIZE:
+        p.error(f"--size must be <= {MAX_SIZE}: {args.size}")
+    if not _ID.match(args.id):
+        p.error(f"--id must match [A-Za-z0-9_.-]{{1,64}}: {args.id!r}")
+    args.destinations = args.destinations.split(",")
+    for d in args.destinations:
+        if not _DEST.match(d):
+            p.error(f"bad destination name {d!r}")
+    if args.connect_timeout <= 0:
+        p.error("--connect-timeout must be > 0")
+    if role == "producer" and args.rate < 0:
+        p.error("--rate must be >= 0")
+    if role == "consumer" and args.ack == "dups-ok":
+        p.error("--ack dups-ok is not supported by STOMP (use auto, client or client-individual)")
+    u = urlsplit(args.url)
+    if u.scheme not in ("stomp", "stomp+ssl", "tcp") or not u.hostname or not u.port:
+        p.error(f"--url must be stomp://HOST:PORT or stomp+ssl://HOST:PORT: {args.url!r}")
+    args.host, args.port, args.ssl = u.hostname, u.port, u.scheme == "stomp+ssl"
+    return args
+
+
+def connect(args):
+    """Connect within --connect-timeout or exit 3 naming the address.
+
+    Returns the connection and its ``Receipts`` listener."""
+    conn = stomp.Connection11(
+        [(args.host, args.port)],
+        reconnect_attempts_max=1,
+        timeout=args.connect_timeout,
+        auto_decode=False,
+        heartbeats=(0, 0),
+    )
+    if args.ssl:
+        conn.set_ssl(for_hosts=[(args.host, args.port)])
+    receipts = Receipts()
+    conn.set_listener("receipts", receipts)
+    errors = ErrorCatcher()
+    conn.set_listener("errors", errors)
+    deadline = time.monotonic() + args.connect_timeout
+    try:
+        conn.connect(args.user, args.password, wait=True)
+    except Exception as e:  # stomp.py raises several kinds; all mean the same here
+        why = errors.message or type(e).__name__
+        fail(3, f"cannot connect to {args.url}: {why}")
+    if time.monotonic() > deadline or not conn.is_connected():
+        fail(3, f"cannot connect to {args.url}: {errors.message or 'timed out'}")
+    return conn, receipts
+
+
+class Receipts(stomp.ConnectionListener):
+    """Wakes the sender when the broker confirms a frame sent with a ``receipt`` header."""
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.seen = set()
+
+    def on_receipt(self, frame):
+        with self.cond:
+            self.seen.add(frame.headers.get("receipt-id"))
+            self.cond.notify_all()
+
+    def wait(self, receipt: str, timeout: float, connected) -> bool:
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while receipt not in self.seen:
+                left = deadline - time.monotonic()
+                if left <= 0 or not connected():
+                    return False
+                self.cond.wait(min(left, 0.5))
+            self.seen.discard(receipt)
+            return True
+
+
+class ErrorCatcher(stomp.ConnectionListener):
+    def __init__(self):
+        self.message = ""
+        self.lost = False
+
+    def on_error(self, frame):
+        self.message = frame.headers.get("message", "") or frame.body.decode(errors="replace")
+
+    def on_disconnected(self):
+        self.lost = True
+
+
+_out_lock = threading.Lock()
+
+
+def emit(event: str, **fields) -> None:
+    line = json.dumps({"event": event, **fields})
+    with _out_lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def body(seq: int, size: int, filler: bytes) -> bytes:
+    """Exactly ``size`` bytes: the 6-digit counter, then ``x``."""
+    counter = b"%06d" % (seq % 1000000)
+    return counter[:size] + filler[: size - 6] if size > 6 else counter[:size]
+
+
+class Ticker(threading.Thread):
+    """Prints a ``tick`` line once a second with the total from ``read()``."""
+
+    def __init__(self, ident: str, key: str, read):
+        super().__init__(daemon=True, name="ticker")
+        self.client_id, self.key, self.read = ident, key, read
+        self.stopped = threading.Event()
+
+    def run(self):
+        while not self.stopped.wait(1.0):
+            emit("tick", id=self.client_id, t_ns=now_ns(), **{self.key: self.read()})
+
+
+class Stop(Exception):
+    """Raised in the main thread by SIGTERM."""
+
+
+def on_sigterm(*_):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Stop()
+
+
+def stdin_commands():
+    """Lines from stdin, stripped, until end of file."""
+    for line in sys.stdin:
+        yield line.strip()

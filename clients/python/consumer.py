@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""burstbench consumer over STOMP with stomp.py (clients/contract.md)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+import stomp
+from common import Stop, Ticker, connect, emit, fail, now_ns, on_sigterm, parse, stdin_commands
+
+
+class Collector(stomp.ConnectionListener):
+    """Keeps the raw facts of each message; parsing waits until the consumer stops."""
+
+    def __init__(self, conn, ack: str, prefetch: int, expect: int):
+        self.conn = conn
+        self.raw = []
+        self.expect = expect
+        self.finished = threading.Event()
+        self.ack_every = {"client": max(1, -(-prefetch // 2)), "client-individual": 1}.get(ack, 0)
+        self.unacked = 0
+        self.last = None
+
+    def on_message(self, frame):
+        t = now_ns()
+        h = frame.headers
+        body = frame.body
+        self.raw.append((t, h, body[:6], len(body)))
+        if self.ack_every:
+            self.last = h
+            self.unacked += 1
+            if self.unacked >= self.ack_every:
+                self.conn.ack(h["message-id"], h["subscription"])
+                self.unacked = 0
+        if len(self.raw) == self.expect:
+            self.finished.set()
+
+    def ack_rest(self):
+        if self.unacked and self.last is not None:
+            self.conn.ack(self.last["message-id"], self.last["subscription"])
+            self.unacked = 0
+
+    def on_disconnected(self):
+        self.finished.set()
+
+
+def main(argv=None) -> int:
+    args = parse("consumer", argv)
+    signal.signal(signal.SIGTERM, on_sigterm)
+    expect = 0 if args.gate else args.count * args.bursts
+    conn, receipts = connect(args)
+    collector = Collector(conn, args.ack, args.prefetch, expect)
+    conn.set_listener("bench", collector)
+    ack = {"auto": "auto", "client": "client", "client-individual": "client-individual"}[args.ack]
+    for i, d in enumerate(args.destinations):
+        conn.subscribe(
+            "/queue/" + d,
+            id=str(i),
+            ack=ack,
+            headers={"activemq.prefetchSize": str(args.prefetch)},
+            receipt=f"sub-{i}" if i == len(args.destinations) - 1 else None,
+        )
+    if not receipts.wait(
+        f"sub-{len(args.destinations) - 1}", args.connect_timeout, conn.is_connected
+    ):
+        fail(3, f"{args.url} did not confirm the subscriptions")
+    emit("ready", id=args.id, role="consumer")
+    ticker = Ticker(args.id, "received", lambda: len(collector.raw))
+    ticker.start()
+    try:
+        if args.gate:
+            for cmd in stdin_commands():
+                if cmd == "stop":
+                    break
+        elif expect:
+            while not collector.finished.wait(0.5):
+                pass
+        else:
+            threading.Event().wait()
+    except Stop:
+        pass
+    finally:
+        ticker.stopped.set()
+    lost_connection = not conn.is_connected()
+    if not lost_connection:
+        collector.ack_rest()
+        try:
+            conn.disconnect(receipt=f"{args.id}-bye")
+        except stomp.exception.StompException:
+            pass
+    foreign = redelivered = 0
+    lines = []
+    for t, h, prefix, n in collector.raw:
+        try:
+            producer = h["bb_producer"]
+            seq = int(h["bb_seq"])
+            burst = int(h["bb_burst"])
+            sent = int(h["bb_sent_ns"])
+        except (KeyError, ValueError):
+            foreign += 1
+            continue
+        expected = b"%06d" % (seq % 1000000)
+        ok = 1 if prefix == expected[: min(6, n)] else 0
+        redo = 1 if h.get("redelivered") == "true" else 0
+        redelivered += redo
+        dest = h.get("destination", "").removeprefix("/queue/")
+        lines.append(f"{producer}\t{seq}\t{burst}\t{sent}\t{t}\t{n}\t{ok}\t{redo}\t{dest}\n")
+    if args.records:
+        with open(args.records, "w") as f:
+            f.write("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\n")
+            f.writelines(lines)
+    emit("done", id=args.id, received=len(lines), foreign=foreign, redelivered=redelivered)
+    if lost_connection and expect and len(collector.raw) < expect:
+        sys.stderr.write(f"error: lost the connection to {args.url}\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

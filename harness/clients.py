@@ -1,0 +1,178 @@
+"""The one list of clients. CLI help, tests and sweeps read it; nothing else names a client.
+
+A client speaks clients/contract.md. A *spec* names one on the command line: its name or an
+alias, optionally with a transport — ``stompjs``, ``node:tcp``, ``perl``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from harness.paths import CLIENTS, ROOT
+
+
+def _java_cp(module: Path) -> str:
+    return f"{module / 'target' / 'classes'}{os.pathsep}{module / 'target' / 'lib'}/*"
+
+
+JAVA_OPTS = ("-Xms256m", "-Xmx1g", "-XX:+UseParallelGC", "-Djava.net.preferIPv4Stack=true")
+
+
+@dataclass(frozen=True, eq=False)
+class Client:
+    """One client library, its two programs and what it can do."""
+
+    name: str
+    language: str
+    aliases: tuple[str, ...]
+    library: str
+    transports: dict[str, str]  # transport -> broker protocol ("stomp", "ws", "openwire")
+    default_transport: str
+    producer: tuple[str, ...]
+    consumer: tuple[str, ...]
+    toolchain: str  # the executable that must be on PATH
+    built: Path  # exists once set-up has built/installed the client
+    ack_modes: frozenset[str] = frozenset({"auto", "client", "client-individual"})
+    notes: str = ""
+    extra_env: dict = field(default_factory=dict)
+
+    def argv(self, role: str) -> list[str]:
+        return list(self.producer if role == "producer" else self.consumer)
+
+    def missing(self) -> str | None:
+        """Why this client cannot run here, or None."""
+        if shutil.which(self.toolchain) is None:
+            return f"{self.name}: toolchain '{self.toolchain}' not found on PATH"
+        if not self.built.exists():
+            return f"{self.name}: not installed/built ({self.built} missing): run ./bench setup"
+        return None
+
+
+_JAVA_CLIENT = CLIENTS / "java"
+_BRIDGE = ROOT / "akka-bridge"
+
+REGISTRY: tuple[Client, ...] = (
+    Client(
+        name="net-stomp", language="perl", aliases=("perl",), library="Net::Stomp",
+        transports={"tcp": "stomp"}, default_transport="tcp",
+        producer=("perl", str(CLIENTS / "perl" / "producer.pl")),
+        consumer=("perl", str(CLIENTS / "perl" / "consumer.pl")),
+        toolchain="perl", built=Path("/usr/share/perl5/Net/Stomp.pm"),
+    ),
+    Client(
+        name="stomp-py", language="python", aliases=("python", "py"), library="stomp.py",
+        transports={"tcp": "stomp"}, default_transport="tcp",
+        producer=(sys.executable, str(CLIENTS / "python" / "producer.py")),
+        consumer=(sys.executable, str(CLIENTS / "python" / "consumer.py")),
+        toolchain=sys.executable, built=ROOT / ".venv",
+    ),
+    Client(
+        name="stompjs", language="node", aliases=("node", "js"), library="@stomp/stompjs",
+        transports={"ws": "ws", "tcp": "stomp"}, default_transport="ws",
+        producer=("node", str(CLIENTS / "node" / "producer.mjs")),
+        consumer=("node", str(CLIENTS / "node" / "consumer.mjs")),
+        toolchain="node", built=CLIENTS / "node" / "node_modules" / "@stomp" / "stompjs",
+    ),
+    Client(
+        name="openwire-jms", language="java", aliases=("java", "jms"),
+        library="activemq-client (JMS)", transports={"tcp": "openwire"}, default_transport="tcp",
+        producer=("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.Producer"),
+        consumer=("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.Consumer"),
+        toolchain="java", built=_JAVA_CLIENT / "target" / "classes" / "burstbench",
+        ack_modes=frozenset({"auto", "client", "client-individual", "dups-ok"}),
+    ),
+    Client(
+        name="akka-bridge", language="akka", aliases=("akka",),
+        library="Akka typed actors + activemq-client", transports={"tcp": "openwire"},
+        default_transport="tcp",
+        producer=("java", *JAVA_OPTS, "-cp", _java_cp(_BRIDGE),
+                  "burstbench.bridge.ContractProducer"),
+        consumer=("java", *JAVA_OPTS, "-cp", _java_cp(_BRIDGE),
+                  "burstbench.bridge.ContractConsumer"),
+        toolchain="java", built=_BRIDGE / "target" / "classes" / "burstbench",
+        ack_modes=frozenset({"auto", "client", "client-individual", "dups-ok"}),
+        notes="JMS consumer or producer feeding an actor pool",
+    ),
+)
+
+# The four languages of the pair matrix (the bridge joins where a test names it).
+LANGUAGE_CLIENTS = ("net-stomp", "stomp-py", "stompjs", "openwire-jms")
+
+
+class UnknownClient(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A client with the transport it will use."""
+
+    client: Client
+    transport: str
+
+    @property
+    def protocol(self) -> str:
+        return self.client.transports[self.transport]
+
+    @property
+    def label(self) -> str:
+        c = self.client
+        return c.name if self.transport == c.default_transport else f"{c.name}:{self.transport}"
+
+
+def names() -> list[str]:
+    return [c.name for c in REGISTRY]
+
+
+def help_text() -> str:
+    rows = []
+    for c in REGISTRY:
+        tr = "|".join(c.transports)
+        rows.append(f"{c.name} ({', '.join(c.aliases)}; transport {tr})")
+    return "; ".join(rows)
+
+
+def get(name: str) -> Client:
+    for c in REGISTRY:
+        if name == c.name or name in c.aliases:
+            return c
+    raise UnknownClient(f"unknown client {name!r} (known: {help_text()})")
+
+
+def resolve(spec: str) -> Resolved:
+    """``NAME[:TRANSPORT]`` -> the client and transport."""
+    name, _, transport = spec.strip().partition(":")
+    c = get(name)
+    transport = transport or c.default_transport
+    if transport not in c.transports:
+        raise UnknownClient(f"client {c.name} has no transport {transport!r} "
+                            f"(it has: {', '.join(c.transports)})")
+    return Resolved(c, transport)
+
+
+def parse_list(text: str) -> list[Resolved]:
+    specs = [s for s in text.split(",") if s.strip()]
+    if not specs:
+        raise UnknownClient("empty client list")
+    return [resolve(s) for s in specs]
+
+
+@cache
+def version(name: str) -> dict:
+    """The client's own ``--version`` answer (cached per process)."""
+    c = get(name)
+    if c.missing():
+        return {"client": c.name, "error": c.missing()}
+    try:
+        out = subprocess.run(c.argv("producer") + ["--version"], capture_output=True,
+                             text=True, timeout=60)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, ValueError, IndexError, OSError) as e:
+        return {"client": c.name, "error": f"--version failed: {e}"}

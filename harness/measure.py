@@ -1,0 +1,191 @@
+"""Raw records in, metrics and accounting out — once, for every client language.
+
+Definitions (the README repeats them):
+
+* Burst throughput = messages of that burst received by all consumers /
+  (last receive of the burst − first send of the burst). Send rate = messages sent in the
+  burst / (last send − first send), across all producers.
+* The first burst is warm-up and excluded when there is more than one burst; the point's
+  figure is the median over measured bursts, with min and max beside it.
+* Latency = receive time − ``bb_sent_ns`` (the intended send time under ``--rate``), over
+  every record of the measured bursts merged; percentiles by nearest rank on the merged set,
+  never an average of per-client percentiles.
+* Accounting: sent (from producer records), received, lost (sent, never received),
+  duplicates (received more than once), out of order (per consumer, producer and queue, a
+  sequence number lower than one already seen), foreign (not a bench message, or a bench
+  message this run did not send), body errors (wrong length or counter).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+
+
+@dataclass
+class ProducerRecords:
+    seqs: list[tuple[str, int, int, int]] = field(default_factory=list)  # producer, seq, burst, ns
+
+
+@dataclass
+class ConsumerRecord:
+    producer: str
+    seq: int
+    burst: int
+    sent_ns: int
+    recv_ns: int
+    nbytes: int
+    body_ok: bool
+    redelivered: bool
+    dest: str
+
+
+def read_producer_records(path: Path) -> list[tuple[str, int, int, int]]:
+    out = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            p, s, b, t = line.rstrip("\n").split("\t")[:4]
+            out.append((p, int(s), int(b), int(t)))
+    return out
+
+
+def read_consumer_records(path: Path) -> list[ConsumerRecord]:
+    out = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            c = line.rstrip("\n").split("\t")
+            out.append(ConsumerRecord(c[0], int(c[1]), int(c[2]), int(c[3]), int(c[4]),
+                                      int(c[5]), c[6] == "1", c[7] == "1",
+                                      c[8] if len(c) > 8 else ""))
+    return out
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    """Nearest-rank percentile of an ascending list (p in 0..100)."""
+    if not sorted_values:
+        return math.nan
+    rank = max(1, math.ceil(p / 100.0 * len(sorted_values)))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+def spread(values: list[float]) -> dict:
+    """Median, min and max of per-burst figures (NaN when empty)."""
+    vals = [v for v in values if v is not None and not math.isnan(v)]
+    if not vals:
+        return {"median": math.nan, "min": math.nan, "max": math.nan, "n": 0}
+    return {"median": statistics.median(vals), "min": min(vals), "max": max(vals),
+            "n": len(vals)}
+
+
+@dataclass
+class Accounting:
+    sent: int = 0
+    received: int = 0
+    lost: int = 0
+    duplicates: int = 0
+    out_of_order: int = 0
+    foreign: int = 0
+    redelivered: int = 0
+    body_errors: int = 0
+    lost_sample: list[str] = field(default_factory=list)
+
+    def ok(self, expect_loss: bool = False) -> bool:
+        return (expect_loss or self.lost == 0) and self.body_errors == 0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def account(sent: list[tuple[str, int, int, int]],
+            received_by_consumer: dict[str, list[ConsumerRecord]],
+            foreign_reported: int = 0, size: int | None = None) -> Accounting:
+    """Match every message sent with what every consumer received."""
+    a = Accounting(foreign=foreign_reported)
+    sent_keys = {(p, s) for p, s, _b, _t in sent}
+    a.sent = len(sent_keys)
+    seen: Counter = Counter()
+    for records in received_by_consumer.values():
+        last: dict[tuple[str, str], int] = {}
+        for r in records:
+            key = (r.producer, r.seq)
+            if key not in sent_keys:
+                a.foreign += 1
+                continue
+            seen[key] += 1
+            a.redelivered += r.redelivered
+            if not r.body_ok or (size is not None and r.nbytes != size):
+                a.body_errors += 1
+            stream = (r.producer, r.dest)
+            prev = last.get(stream)
+            if prev is not None and r.seq < prev:
+                a.out_of_order += 1
+            else:
+                last[stream] = r.seq
+    a.received = len(seen)
+    a.duplicates = sum(n - 1 for n in seen.values())
+    missing = sent_keys - seen.keys()
+    a.lost = len(missing)
+    a.lost_sample = [f"{p}#{s}" for p, s in sorted(missing)[:10]]
+    return a
+
+
+@dataclass
+class BurstFigures:
+    burst: int
+    sent: int
+    received: int
+    send_msgs_per_s: float
+    recv_msgs_per_s: float
+    seconds: float
+
+
+def per_burst(sent: list[tuple[str, int, int, int]],
+              received: list[ConsumerRecord]) -> list[BurstFigures]:
+    by_burst_sent: dict[int, list[int]] = defaultdict(list)
+    for _p, _s, b, t in sent:
+        by_burst_sent[b].append(t)
+    recv_last: dict[int, int] = {}
+    recv_n: Counter = Counter()
+    seen: set[tuple[str, int]] = set()
+    for r in received:
+        key = (r.producer, r.seq)
+        if key in seen:
+            continue  # a duplicate is not throughput
+        seen.add(key)
+        recv_n[r.burst] += 1
+        if r.recv_ns > recv_last.get(r.burst, 0):
+            recv_last[r.burst] = r.recv_ns
+    out = []
+    for b in sorted(by_burst_sent):
+        ts = by_burst_sent[b]
+        first, last = min(ts), max(ts)
+        send_rate = len(ts) / ((last - first) / 1e9) if last > first else math.nan
+        end = recv_last.get(b)
+        secs = (end - first) / 1e9 if end and end > first else math.nan
+        recv_rate = recv_n[b] / secs if secs and not math.isnan(secs) else math.nan
+        out.append(BurstFigures(b, len(ts), recv_n[b], send_rate, recv_rate, secs))
+    return out
+
+
+def measured(bursts: list[BurstFigures]) -> list[BurstFigures]:
+    """Bursts that count: all but the first (warm-up) when there are several."""
+    return bursts[1:] if len(bursts) > 1 else bursts
+
+
+def latency_ms(received: list[ConsumerRecord], bursts: set[int]) -> dict:
+    lat = sorted((r.recv_ns - r.sent_ns) / 1e6 for r in received if r.burst in bursts)
+    out = {f"p{p:g}".replace(".", "_"): percentile(lat, p) for p in PERCENTILES}
+    out["max"] = lat[-1] if lat else math.nan
+    out["min"] = lat[0] if lat else math.nan
+    out["mean"] = statistics.fmean(lat) if lat else math.nan
+    out["samples"] = len(lat)
+    return out

@@ -1,0 +1,73 @@
+"""Measure one point and write its result file: the step every command shares."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from harness import clients, results
+from harness.procs import Interrupted
+from harness.run import Outcome, PointFailed, PointSpec, Runner, metrics
+
+
+def versions(spec: PointSpec, broker_version: str) -> dict:
+    prods, cons = spec.slots()
+    names = sorted({r.client.name for r in (*prods, *cons)})
+    return {"broker": {"name": "ActiveMQ Classic", "version": broker_version},
+            "clients": {n: clients.version(n) for n in names},
+            "runtimes": results.runtimes()}
+
+
+def measure_point(run: results.Run, point_id: str, spec: PointSpec,
+                  progress=None) -> dict:
+    """Run ``spec``, write ``points/<point_id>.json`` whatever happens, and return it.
+
+    Raises ``PointFailed`` (after writing) when the point failed or lost messages it should
+    not have; ``Interrupted`` passes through after the partial result is written with status
+    ``incomplete``.
+    """
+    started = dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    runner = Runner(spec, run.dir / "points" / point_id, progress=progress)
+    error: BaseException | None = None
+    try:
+        outcome = runner.run()
+    except (PointFailed, OSError, ValueError, RuntimeError, Interrupted,
+            KeyboardInterrupt) as e:
+        error = e
+        outcome = runner.outcome
+    doc = document(outcome, started)
+    if error is not None:
+        doc["status"] = "incomplete" if isinstance(error, (Interrupted, KeyboardInterrupt)) \
+            else "failed"
+    doc = run.write_point(point_id, doc)
+    if isinstance(error, (Interrupted, KeyboardInterrupt)):
+        raise error
+    if doc["status"] != "ok":
+        raise PointFailed("; ".join(doc["errors"]) or "point failed")
+    return doc
+
+
+def document(outcome: Outcome, started: str) -> dict:
+    spec = outcome.spec
+    doc = {"started": started, "status": outcome.status, "errors": list(outcome.errors),
+           "parameters": spec.params(), "wall_s": round(outcome.wall_s, 2)}
+    try:
+        doc["versions"] = versions(spec, outcome.broker_version)
+    except ValueError as e:  # unknown client: the point never started
+        doc["versions"] = {"error": str(e)}
+    if outcome.producer_records or outcome.consumer_records:
+        m = metrics(outcome)
+        doc.update(m)
+        acc = m["accounting"]
+        if acc["lost"] and not spec.expect_loss:
+            doc["errors"].append(f"{acc['lost']} of {acc['sent']} messages lost "
+                                 f"(e.g. {', '.join(acc['lost_sample'][:3])})")
+        if acc["body_errors"]:
+            doc["errors"].append(f"{acc['body_errors']} messages with a wrong body")
+        if doc["errors"] and doc["status"] == "ok":
+            doc["status"] = "failed"
+    doc["resources"] = {
+        "processes": outcome.processes,
+        "broker_store_bytes": outcome.store_bytes,
+        "per_burst_cpu_share": outcome.burst_cpu,
+    }
+    return doc

@@ -1,0 +1,354 @@
+"""One point: brokers up, consumers ready, producers gated burst by burst, records collected.
+
+The harness drives every producer and consumer through the contract's ``--gate`` stdin
+protocol: all producers get ``go`` at once for a burst; the next burst starts only once the
+consumers' ticks say every message of this one arrived (or the drain timeout passes, in which
+case the accounting will show the loss). Waiting between bursts never enters a figure: burst
+throughput comes from the records' timestamps.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from harness import brokers, clients, measure
+from harness.procs import Child, Interrupted, Supervisor
+
+
+class PointFailed(RuntimeError):
+    """A point could not be measured (a process failed, timed out, or lost messages)."""
+
+
+@dataclass
+class PointSpec:
+    """Everything that defines one measured point. Keys are the result file's parameters."""
+
+    producer: list[str] = field(default_factory=lambda: ["stomp-py"])
+    consumer: list[str] = field(default_factory=lambda: ["stomp-py"])
+    producers: int = 0  # 0: one per entry of ``producer``
+    consumers: int = 1
+    count: int = 10000  # per producer per burst
+    size: int = 6
+    bursts: int = 4
+    queues: int = 1
+    persistent: bool = False
+    persistence: str = "none"
+    ack: str = "auto"
+    prefetch: int = 1000
+    rate: float = 0.0
+    tx_batch: int = 0
+    topology: str = "single"
+    producer_flow_control: bool = True
+    expect_loss: bool = False
+    drain_timeout: float = 20.0  # seconds without progress before a burst is declared stalled
+    ready_timeout: float = 60.0
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.producer, str):
+            self.producer = [self.producer]
+        if isinstance(self.consumer, str):
+            self.consumer = [self.consumer]
+        if not self.producers:
+            self.producers = len(self.producer)
+
+    def slots(self) -> tuple[list[clients.Resolved], list[clients.Resolved]]:
+        """Each producer and consumer slot with its client, the lists taken in turn."""
+        prods = [clients.resolve(s) for s in self.producer]
+        cons = [clients.resolve(s) for s in self.consumer]
+        return ([prods[i % len(prods)] for i in range(self.producers)],
+                [cons[i % len(cons)] for i in range(self.consumers)])
+
+    def validate(self) -> None:
+        """Raise ValueError with one line naming the first bad parameter."""
+        checks = [
+            (self.producers >= 1, f"producers must be >= 1: {self.producers}"),
+            (self.consumers >= 1, f"consumers must be >= 1: {self.consumers}"),
+            (self.count >= 1, f"count must be >= 1: {self.count}"),
+            (1 <= self.size <= 64 * 1024 * 1024, f"size must be 1..67108864: {self.size}"),
+            (self.bursts >= 1, f"bursts must be >= 1: {self.bursts}"),
+            (1 <= self.queues <= 65536, f"queues must be 1..65536: {self.queues}"),
+            (self.prefetch >= 1, f"prefetch must be >= 1: {self.prefetch}"),
+            (self.rate >= 0, f"rate must be >= 0: {self.rate}"),
+            (self.tx_batch >= 0, f"tx-batch must be >= 0: {self.tx_batch}"),
+            (self.topology == "single", f"unknown topology {self.topology!r} (have: single)"),
+            (self.persistence in brokers.PERSISTENCE,
+             f"unknown persistence {self.persistence!r} "
+             f"(have: {', '.join(brokers.PERSISTENCE)})"),
+        ]
+        for ok, why in checks:
+            if not ok:
+                raise ValueError(why)
+        prods, cons = self.slots()  # raises UnknownClient (a ValueError) with the known list
+        for r in cons:
+            if self.ack not in r.client.ack_modes:
+                raise ValueError(f"client {r.client.name} cannot do --ack {self.ack} "
+                                 f"(it can: {', '.join(sorted(r.client.ack_modes))})")
+        for r in {r.client.name: r for r in (*prods, *cons)}.values():
+            why = r.client.missing()
+            if why:
+                raise ValueError(why)
+
+    def params(self) -> dict:
+        d = asdict(self)
+        d.pop("drain_timeout")
+        d.pop("ready_timeout")
+        return d
+
+
+@dataclass
+class Outcome:
+    """What a point produced: raw records, per-process usage and the burst timeline."""
+
+    spec: PointSpec
+    point_dir: Path
+    broker_version: str = ""
+    status: str = "ok"
+    errors: list[str] = field(default_factory=list)
+    producer_records: list = field(default_factory=list)
+    consumer_records: dict = field(default_factory=dict)
+    foreign_reported: int = 0
+    processes: list[dict] = field(default_factory=list)
+    burst_cpu: list[dict] = field(default_factory=list)
+    store_bytes: int = 0
+    wall_s: float = 0.0
+
+
+def _wait_all(sup: Supervisor, children: list[Child], event: str, timeout: float,
+              on_other=None) -> dict[str, dict]:
+    """Wait until every child has printed ``event``; fail fast if one exits first."""
+    got: dict[str, dict] = {}
+    deadline = time.monotonic() + timeout
+    names = {c.name for c in children}
+    while len(got) < len(children):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            waiting = sorted(names - got.keys())
+            raise PointFailed(f"timed out after {timeout:.0f} s waiting for '{event}' from "
+                              f"{', '.join(waiting)}")
+        item = sup.wait_event(min(left, 0.5))
+        if item is None:
+            continue
+        child, ev = item
+        kind = ev.get("event")
+        if child.name in names and kind == event:
+            got[child.name] = ev
+        elif kind == "exit" and child.name in got and ev["code"] == 0:
+            continue  # finished after saying what we waited for
+        elif kind == "exit" and child.name in names and child.name not in got:
+            raise PointFailed(f"{child.name} exited with {ev['code']} before '{event}': "
+                              f"{child.last_error() or 'no message'} (log: {child.log_path})")
+        elif kind == "exit" and child.role == "broker":
+            raise PointFailed(f"{child.name} exited with {ev['code']}: {child.last_error()}")
+        elif on_other:
+            on_other(child, ev)
+    return got
+
+
+class Runner:
+    """Runs one point inside its own directory. ``run()`` always stops what it started."""
+
+    def __init__(self, spec: PointSpec, point_dir: Path, progress=None):
+        self.spec = spec
+        self.dir = Path(point_dir)
+        self.progress = progress or (lambda msg: None)
+        self.outcome = Outcome(spec=spec, point_dir=self.dir)
+
+    def run(self) -> Outcome:
+        spec = self.spec
+        spec.validate()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        t0 = time.monotonic()
+        work = self.dir / "work"
+        work.mkdir(exist_ok=True)
+        sup = Supervisor(self.dir / "logs")
+        broker = None
+        try:
+            broker = brokers.start(sup, brokers.BrokerSpec(
+                name="a", persistence=spec.persistence, queue_prefetch=spec.prefetch,
+                producer_flow_control=spec.producer_flow_control), work)
+            self.outcome.broker_version = broker.version
+            self._drive(sup, broker)
+        except BaseException as e:
+            interrupted = isinstance(e, (Interrupted, KeyboardInterrupt))
+            self.outcome.status = "interrupted" if interrupted else "failed"
+            self.outcome.errors.append(str(e) or type(e).__name__)
+            raise
+        finally:
+            sup.stop_all()
+            if broker is not None:
+                self.outcome.store_bytes = broker.store_bytes()
+            self._collect(sup)
+            shutil.rmtree(work, ignore_errors=True)  # broker stores: big, and not a result
+            self.outcome.wall_s = time.monotonic() - t0
+        return self.outcome
+
+    # -- the point's life --------------------------------------------------------------------
+    def _drive(self, sup: Supervisor, broker: brokers.Broker) -> None:
+        spec = self.spec
+        run_tag = uuid.uuid4().hex[:8]
+        dests = [f"bb.{run_tag}.q{i}" for i in range(spec.queues)]
+        dest_arg = ",".join(dests)
+        prods, cons = spec.slots()
+        rec = self.dir / "records"
+        rec.mkdir(exist_ok=True)
+
+        def start(role: str, i: int, r: clients.Resolved) -> Child:
+            ident = f"{'p' if role == 'producer' else 'c'}{i + 1}-{r.client.language}"
+            argv = r.client.argv(role) + [
+                "--url", broker.url_for(r.protocol), "--destinations", dest_arg,
+                "--count", str(spec.count), "--size", str(spec.size),
+                "--bursts", str(spec.bursts), "--id", ident, "--gate",
+                "--records", str(rec / f"{ident}.tsv")]
+            if spec.tx_batch:
+                argv += ["--tx-batch", str(spec.tx_batch)]
+            if role == "producer":
+                if spec.persistent:
+                    argv.append("--persistent")
+                if spec.rate:
+                    argv += ["--rate", f"{spec.rate:g}"]
+            else:
+                argv += ["--ack", spec.ack, "--prefetch", str(spec.prefetch)]
+            return sup.start(ident, argv, role=role)
+
+        self.progress(f"starting {len(cons)} consumer(s)")
+        consumers = [start("consumer", i, r) for i, r in enumerate(cons)]
+        _wait_all(sup, consumers, "ready", spec.ready_timeout)
+        producers = [start("producer", i, r) for i, r in enumerate(prods)]
+        _wait_all(sup, producers, "ready", spec.ready_timeout)
+
+        received = {c.name: 0 for c in consumers}
+        finished: set[str] = set()
+        everyone = [broker.child, *consumers, *producers]
+
+        def note(child: Child, ev: dict) -> None:
+            if ev.get("event") == "tick" and child.name in received:
+                received[child.name] = max(received[child.name], int(ev.get("received", 0)))
+            elif ev.get("event") == "done":
+                finished.add(child.name)
+            elif ev.get("event") == "exit" and not (ev["code"] == 0 and child.name in finished):
+                raise PointFailed(f"{child.name} exited with {ev['code']} mid-run: "
+                                  f"{child.last_error() or 'no message'} (log: {child.log_path})")
+
+        total_per_burst = spec.count * len(producers)
+        for b in range(spec.bursts):
+            cpu0 = {c.name: c.cpu_seconds_now() for c in everyone}
+            w0 = time.monotonic()
+            for p in producers:
+                p.send("go")
+            _wait_all(sup, producers, "burst", self._burst_timeout(), on_other=note)
+            target = total_per_burst * (b + 1)
+            self._drain(sup, received, target, note)
+            wall = time.monotonic() - w0
+            cpu = {}
+            for c in everyone:
+                now = c.cpu_seconds_now()
+                if now is not None and cpu0.get(c.name) is not None:
+                    cpu[c.name] = round((now - cpu0[c.name]) / wall, 3)
+            self.outcome.burst_cpu.append({"burst": b, "wall_s": round(wall, 3),
+                                           "cpu_share": cpu})
+            self.progress(f"burst {b + 1}/{spec.bursts}: {sum(received.values())}/{target} "
+                          "received")
+
+        for p in producers:
+            p.send("stop")
+        done = _wait_all(sup, producers, "done", 60, on_other=note)
+        for c in consumers:
+            c.send("stop")
+        done.update(_wait_all(sup, consumers, "done", 120))
+        self.outcome.foreign_reported = sum(int(done[c.name].get("foreign", 0))
+                                            for c in consumers)
+        for child in producers + consumers:
+            child.close_stdin()
+        # let the clients exit by themselves (their usage comes from wait4), then the broker
+        deadline = time.monotonic() + 30
+        while any(c.alive() for c in producers + consumers) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        sup.stop(broker.child)
+
+    def _burst_timeout(self) -> float:
+        spec = self.spec
+        if spec.rate:
+            return spec.count / spec.rate * 2 + 60
+        return max(120.0, spec.count * spec.size / 1e6 + spec.count / 200.0)
+
+    def _drain(self, sup: Supervisor, received: dict, target: int, note) -> None:
+        """Wait until consumers report ``target`` messages, or no progress for a while."""
+        last_total = sum(received.values())
+        last_change = time.monotonic()
+        while sum(received.values()) < target:
+            item = sup.wait_event(0.5)
+            if item is not None:
+                note(*item)
+            total = sum(received.values())
+            if total != last_total:
+                last_total, last_change = total, time.monotonic()
+            elif time.monotonic() - last_change > self.spec.drain_timeout:
+                self.outcome.errors.append(
+                    f"drain: {total} of {target} messages received, no progress for "
+                    f"{self.spec.drain_timeout:.0f} s")
+                return
+
+    def _collect(self, sup: Supervisor) -> None:
+        rec = self.dir / "records"
+        for child in sup.children:
+            self.outcome.processes.append({
+                "name": child.name, "role": child.role, "pid": child.pid,
+                "exit_code": child.returncode, "cpu_s": round(child.usage.cpu_s, 3),
+                "max_rss_mb": round(child.usage.max_rss_mb, 1),
+                "max_open_files": child.usage.max_open_files,
+                "log": str(child.log_path.relative_to(self.dir)),
+            })
+            path = rec / f"{child.name}.tsv"
+            if not path.exists():
+                continue
+            if child.role == "producer":
+                self.outcome.producer_records.extend(measure.read_producer_records(path))
+            elif child.role == "consumer":
+                self.outcome.consumer_records[child.name] = measure.read_consumer_records(path)
+
+
+def metrics(outcome: Outcome) -> dict:
+    """Turn an outcome's records into the result file's metrics and accounting."""
+    spec = outcome.spec
+    sent = outcome.producer_records
+    all_received = [r for recs in outcome.consumer_records.values() for r in recs]
+    acc = measure.account(sent, outcome.consumer_records, outcome.foreign_reported, spec.size)
+    bursts = measure.per_burst(sent, all_received)
+    counted = measure.measured(bursts)
+    counted_ids = {b.burst for b in counted}
+    send = measure.spread([b.send_msgs_per_s for b in counted])
+    recv = measure.spread([b.recv_msgs_per_s for b in counted])
+    busiest = _busiest(outcome, counted_ids)
+    return {
+        "throughput": {
+            "send_msgs_per_s": send["median"], "send_min": send["min"], "send_max": send["max"],
+            "recv_msgs_per_s": recv["median"], "recv_min": recv["min"], "recv_max": recv["max"],
+            "recv_kib_per_s": recv["median"] * spec.size / 1024 if recv["n"] else math.nan,
+            "measured_bursts": recv["n"],
+            "warmup_excluded": len(bursts) > 1,
+        },
+        "bursts": [asdict(b) for b in bursts],
+        "latency_ms": measure.latency_ms(all_received, counted_ids),
+        "accounting": acc.as_dict(),
+        "busiest": busiest,
+    }
+
+
+def _busiest(outcome: Outcome, counted: set[int]) -> dict:
+    """The process with the highest CPU share (1.0 = one core) over the measured bursts."""
+    shares: dict[str, list[float]] = {}
+    for b in outcome.burst_cpu:
+        if b["burst"] in counted:
+            for name, s in b["cpu_share"].items():
+                shares.setdefault(name, []).append(s)
+    if not shares:
+        return {}
+    name, vals = max(shares.items(), key=lambda kv: sum(kv[1]) / len(kv[1]))
+    share = sum(vals) / len(vals)
+    return {"process": name, "cpu_share": round(share, 2), "cpu_bound": share >= 0.9}
