@@ -18,7 +18,7 @@ def versions(spec: PointSpec, broker_version: str) -> dict:
 
 
 def measure_point(run: results.Run, point_id: str, spec: PointSpec,
-                  progress=None) -> dict:
+                  progress=None, meta: dict | None = None) -> dict:
     """Run ``spec``, write ``points/<point_id>.json`` whatever happens, and return it.
 
     Raises ``PointFailed`` (after writing) when the point failed or lost messages it should
@@ -35,6 +35,8 @@ def measure_point(run: results.Run, point_id: str, spec: PointSpec,
         error = e
         outcome = runner.outcome
     doc = document(outcome, started)
+    if meta:
+        doc.update(meta)
     if error is not None:
         doc["status"] = "incomplete" if isinstance(error, (Interrupted, KeyboardInterrupt)) \
             else "failed"

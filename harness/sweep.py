@@ -1,0 +1,199 @@
+"""Sweeps: a profile (profiles/<name>.yaml) expands into points; each is measured and written.
+
+``./bench sweep`` and ``pytest -m sweep`` both call ``expand`` and ``measure_point``, so the
+two cannot disagree about what a point is.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import yaml
+
+from harness import paths, results
+from harness.procs import Interrupted
+from harness.run import PointFailed, PointSpec
+
+_SPEC_KEYS = {f.name for f in fields(PointSpec)}
+
+
+class ProfileError(ValueError):
+    pass
+
+
+@dataclass
+class Point:
+    axis: str
+    id: str
+    series: str
+    x: object
+    spec: PointSpec
+
+
+def profile_names() -> list[str]:
+    return sorted(p.stem for p in paths.PROFILES.glob("*.yaml"))
+
+
+def load_profile(name: str) -> dict:
+    path = paths.PROFILES / f"{name}.yaml"
+    if not path.exists():
+        raise ProfileError(f"unknown profile {name!r} (have: {', '.join(profile_names())})")
+    doc = yaml.safe_load(path.read_text())
+    if not isinstance(doc, dict) or not isinstance(doc.get("axes"), dict):
+        raise ProfileError(f"{path}: expected a mapping with 'axes'")
+    doc["name"] = name
+    return doc
+
+
+def _spec(params: dict, where: str) -> PointSpec:
+    unknown = set(params) - _SPEC_KEYS
+    if unknown:
+        raise ProfileError(f"{where}: unknown parameter(s) {', '.join(sorted(unknown))}")
+    return PointSpec(**params)
+
+
+def _fmt(v) -> str:
+    return ",".join(map(str, v)) if isinstance(v, list) else str(v)
+
+
+def expand(profile: dict, axes: list[str] | None = None,
+           overrides: dict | None = None) -> list[Point]:
+    """Every point of the chosen axes, in order. Raises ProfileError on a bad profile/axis."""
+    all_axes = profile["axes"]
+    chosen = axes or list(all_axes)
+    for a in chosen:
+        if a not in all_axes:
+            raise ProfileError(f"profile {profile['name']} has no axis {a!r} "
+                               f"(have: {', '.join(all_axes)})")
+    defaults = dict(profile.get("defaults") or {})
+    points: list[Point] = []
+    for axis in chosen:
+        ax = all_axes[axis] or {}
+        base = {**defaults, **(ax.get("set") or {})}
+        if "grid" in ax:
+            grid = ax["grid"]
+            keys = list(grid)
+            for combo in itertools.product(*(grid[k] for k in keys)):
+                params = {**base, **dict(zip(keys, combo)), **(overrides or {})}
+                label = "-".join(f"{_fmt(v)}" for v in combo)
+                pid = results.safe_name(f"{axis}-{label}")
+                points.append(Point(axis, pid, label, combo, _spec(params, f"{axis}/{label}")))
+            continue
+        x = ax.get("x")
+        if x not in _SPEC_KEYS:
+            raise ProfileError(f"axis {axis}: x must be a point parameter, got {x!r}")
+        series = ax.get("series") or profile.get("series_default") or [{}]
+        for s in series:
+            s = dict(s)
+            label = s.pop("label", None) or " -> ".join(
+                _fmt(base.get(k, "")) for k in ("producer", "consumer")) or "default"
+            for value in ax.get("values", []):
+                params = {**base, **s, x: value, **(overrides or {})}
+                pid = results.safe_name(f"{axis}-{label}-{x}={value}")
+                points.append(Point(axis, pid, label, value,
+                                    _spec({**params, "label": label}, f"{axis}/{pid}")))
+    ids = [p.id for p in points]
+    dupes = {i for i in ids if ids.count(i) > 1}
+    if dupes:
+        raise ProfileError(f"profile {profile['name']}: duplicate points {sorted(dupes)}")
+    return points
+
+
+class Progress:
+    """One line per finished point on stderr: bar, count, ETA, and the last figure."""
+
+    def __init__(self, total: int, skipped: int = 0, out=sys.stderr):
+        self.total, self.done, self.out = total, skipped, out
+        self.started = time.monotonic()
+        self.measured = 0
+
+    def line(self, point: Point, figure: str) -> str:
+        self.done += 1
+        self.measured += 1
+        elapsed = time.monotonic() - self.started
+        left = self.total - self.done
+        eta = elapsed / self.measured * left if self.measured else 0
+        width = 24
+        filled = int(width * self.done / self.total) if self.total else width
+        bar = "#" * filled + "." * (width - filled)
+        return (f"[{bar}] {self.done}/{self.total} points, elapsed {_dur(elapsed)}, "
+                f"ETA {_dur(eta)} | {point.id}: {figure}")
+
+    def tick(self, point: Point, figure: str) -> None:
+        print(self.line(point, figure), file=self.out, flush=True)
+
+
+def _dur(s: float) -> str:
+    s = int(s)
+    return f"{s // 3600}h{s // 60 % 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def figure_of(doc: dict) -> str:
+    t = doc.get("throughput") or {}
+    a = doc.get("accounting") or {}
+    rate = t.get("recv_msgs_per_s")
+    txt = f"{rate:,.0f} msg/s recv" if isinstance(rate, (int, float)) else "no figure"
+    if a:
+        txt += f", lost {a.get('lost', 0)}"
+    return f"{doc.get('status', '?')}: {txt}"
+
+
+def run_sweep(profile_name: str, axes: list[str], resume: str | None = None,
+              overrides: dict | None = None, root: Path | None = None) -> tuple[Path, int]:
+    """Run (or resume) a sweep; returns the run directory and the number of failed points."""
+    from harness.points import measure_point
+    from plots import charts
+
+    profile = load_profile(profile_name)
+    points = expand(profile, axes, overrides)
+    run_id = resume or results.new_run_id(f"sweep-{profile_name}")
+    run = results.Run(run_id, sys.argv, root=root, resume=bool(resume))
+    run.manifest.update(profile=profile_name, axes=axes or list(profile["axes"]))
+    finished = run.done_points() if resume else set()
+    todo = [p for p in points if p.id not in finished]
+    print(f"sweep {run.id}: profile {profile_name}, {len(points)} points"
+          f"{f', {len(points) - len(todo)} already done' if finished else ''}; "
+          f"results in {run.dir}", file=sys.stderr, flush=True)
+    progress = Progress(len(points), skipped=len(points) - len(todo))
+    failed = 0
+    status = "complete"
+    try:
+        for point in todo:
+            try:
+                doc = measure_point(run, point.id, point.spec, meta={"sweep": {
+                    "profile": profile_name, "axis": point.axis, "series": point.series,
+                    "x": point.x}})
+            except PointFailed:
+                failed += 1
+                doc = results.load_point(run.point_path(point.id))
+            progress.tick(point, figure_of(doc))
+    except (Interrupted, KeyboardInterrupt):
+        status = "incomplete"
+        raise
+    finally:
+        run.finish(status if not failed or status != "complete" else "failed",
+                   failed_points=failed)
+        try:
+            for path in charts.render_run(run.dir):
+                print(f"chart: {path}", file=sys.stderr)
+        except Exception as e:  # charts must never hide the run's own outcome
+            print(f"bench sweep: charts failed: {e}", file=sys.stderr)
+    return run.dir, failed
+
+
+def main(args) -> int:
+    overrides = {}
+    if args.producer:
+        overrides["producer"] = args.producer.split(",")
+    if args.consumer:
+        overrides["consumer"] = args.consumer.split(",")
+    run_dir, failed = run_sweep(args.profile, args.axes, args.resume, overrides or None)
+    if failed:
+        print(f"bench sweep: error: {failed} point(s) failed; see {run_dir}/summary.csv",
+              file=sys.stderr)
+        return 1
+    return 0
