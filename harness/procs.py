@@ -159,6 +159,7 @@ class Supervisor:
             except ValueError:
                 ev = {"event": "text", "text": line}
             self.events.put((child, ev))
+        child.popen.stdout.close()
         # stdout closed: reap the child here, the only place that waits on it
         _, status, ru = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
@@ -166,6 +167,7 @@ class Supervisor:
         child.usage.cpu_s = ru.ru_utime + ru.ru_stime
         child.usage.max_rss_mb = max(child.usage.max_rss_mb, ru.ru_maxrss / 1024.0)
         child._err_thread.join(timeout=2)  # so the exit event comes with the last stderr lines
+        child.close_stdin()
         self.events.put((child, {"event": "exit", "code": child.returncode}))
 
     def _read_stderr(self, child: Child, log) -> None:
@@ -177,6 +179,7 @@ class Supervisor:
                 if line:
                     child.stderr_tail.append(line)
                     del child.stderr_tail[:-20]
+            child.popen.stderr.close()
 
     def _sample(self) -> None:
         while not self._sampler_stop.wait(0.5):

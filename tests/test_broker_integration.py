@@ -1,0 +1,117 @@
+"""The real broker and the stomp.py clients, end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import psutil
+import pytest
+from conftest import ROOT, client_or_skip, events, need_broker_built, run_client
+
+from harness import brokers
+from harness.run import PointSpec, Runner, metrics
+
+pytestmark = pytest.mark.integration
+
+
+def test_broker_binds_loopback_only_and_stops_on_sigterm(sup, broker):
+    listening = {c.laddr for c in psutil.Process(broker.child.pid).net_connections("inet")
+                 if c.status == psutil.CONN_LISTEN}
+    assert {a.port for a in listening} == set(broker.ports)  # no JMX, nothing else
+    assert {a.ip for a in listening} == {"127.0.0.1"}
+    sup.stop(broker.child)
+    assert broker.child.returncode in (0, 143)
+    assert not any(brokers.port_accepts("127.0.0.1", p) for p in broker.ports)
+
+
+def test_rendered_xml_is_accepted_by_the_launcher_check(tmp_path):
+    need_broker_built()
+    spec = brokers.BrokerSpec(name="chk", persistence="kahadb", data_dir=tmp_path,
+                              openwire_port=1, stomp_port=2, ws_port=3)
+    xml = tmp_path / "activemq.xml"
+    xml.write_text(brokers.render(spec))
+    r = subprocess.run(brokers.java_argv(xml, "256m", ["--check"]), capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == {"event": "checked",
+                                                             "broker": "chk"}
+
+
+def test_one_message_round_trip(broker, queue_name, tmp_path):
+    py = client_or_skip("stomp-py")
+    common = ["--url", broker.stomp_url, "--destinations", queue_name, "--count", "1"]
+    prod = run_client(py, "producer", common + ["--size", "100", "--id", "rt"])
+    assert prod.returncode == 0, prod.stderr
+    cons = run_client(py, "consumer", common + ["--records", str(tmp_path / "c.tsv")])
+    assert cons.returncode == 0, cons.stderr
+    done = events(cons.stdout)[-1]
+    assert done == {"event": "done", "id": "c1", "received": 1, "foreign": 0, "redelivered": 0}
+    line = (tmp_path / "c.tsv").read_text().splitlines()[1].split("\t")
+    assert line[0:3] == ["rt", "0", "0"] and line[5:9] == ["100", "1", "0", queue_name]
+
+
+def test_burst_to_three_competing_consumers_is_disjoint_and_complete(tmp_path):
+    need_broker_built()
+    client_or_skip("stomp-py")
+    spec = PointSpec(consumers=3, count=10000, bursts=1)
+    out = Runner(spec, tmp_path / "point").run()
+    sent = {(p, s) for p, s, _b, _t in out.producer_records}
+    assert len(sent) == 10000
+    sets = [{(r.producer, r.seq) for r in recs} for recs in out.consumer_records.values()]
+    assert len(sets) == 3 and all(sets), "every consumer should get a share"
+    assert sum(len(s) for s in sets) == 10000  # no message twice ...
+    assert set.union(*sets) == sent  # ... and none missing
+    m = metrics(out)
+    assert m["accounting"]["lost"] == 0 and m["accounting"]["duplicates"] == 0
+    assert m["throughput"]["recv_msgs_per_s"] > 0
+
+
+def test_persistent_burst_on_kahadb_survives_a_broker_restart(sup, tmp_path, queue_name):
+    need_broker_built()
+    py = client_or_skip("stomp-py")
+    store = tmp_path / "store"
+    spec = brokers.BrokerSpec(name="durable", persistence="kahadb", data_dir=store)
+    b = brokers.start(sup, spec, tmp_path)
+    prod = run_client(py, "producer", ["--url", b.stomp_url, "--destinations", queue_name,
+                                       "--count", "1000", "--persistent"])
+    assert prod.returncode == 0, prod.stderr
+    sup.stop(b.child)
+    assert b.child.returncode in (0, 143)
+    spec2 = brokers.BrokerSpec(name="durable", persistence="kahadb", data_dir=store)
+    b2 = brokers.start(sup, spec2, tmp_path)  # new ports, same store
+    cons = run_client(py, "consumer", ["--url", b2.stomp_url, "--destinations", queue_name,
+                                       "--count", "1000", "--records", str(tmp_path / "c.tsv")])
+    assert cons.returncode == 0, cons.stderr
+    seqs = sorted(int(line.split("\t")[1])
+                  for line in (tmp_path / "c.tsv").read_text().splitlines()[1:])
+    assert seqs == list(range(1000))
+
+
+def test_bench_run_writes_a_result_with_the_stable_keys(tmp_path):
+    need_broker_built()
+    client_or_skip("stomp-py")
+    env = {**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--consumers", "2",
+                        "--count", "3000", "--bursts", "3"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "recv msg/s: median" in r.stdout and "lost 0" in r.stdout
+    latest = tmp_path / "latest"
+    doc = json.loads((latest / "points" / "point.json").read_text())
+    assert doc["schema_version"] == 1 and doc["status"] == "ok"
+    assert doc["accounting"]["sent"] == 9000 and doc["accounting"]["received"] == 9000
+    assert doc["accounting"]["lost"] == 0 and doc["accounting"]["duplicates"] == 0
+    for key in ("send_msgs_per_s", "recv_msgs_per_s"):
+        assert doc["throughput"][key] > 0
+    assert doc["throughput"]["measured_bursts"] == 2  # warm-up excluded
+    assert 0 <= doc["latency_ms"]["p50"] <= doc["latency_ms"]["p99"]
+    assert doc["machine"]["cores"] >= 1 and doc["git_commit"]
+    assert doc["versions"]["broker"]["version"] == "6.1.7"
+    assert doc["versions"]["clients"]["stomp-py"]["library"].startswith("stomp.py")
+    roles = {p["role"] for p in doc["resources"]["processes"]}
+    assert roles == {"broker", "producer", "consumer"}
+    assert all(p["cpu_s"] > 0 and p["max_rss_mb"] > 0 for p in doc["resources"]["processes"])
+    assert (latest / "summary.csv").read_text().count("\n") == 2

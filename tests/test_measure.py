@@ -1,0 +1,115 @@
+"""Records -> metrics: hand-computed expected values."""
+
+import math
+
+import pytest
+
+from harness import measure
+from harness.measure import ConsumerRecord
+
+
+def rec(p, seq, burst, sent, recv, nbytes=6, ok=True, redo=False, dest="q"):
+    return ConsumerRecord(p, seq, burst, sent, recv, nbytes, ok, redo, dest)
+
+
+def test_percentile_nearest_rank():
+    vals = [float(v) for v in range(1, 11)]  # 1..10
+    assert measure.percentile(vals, 50) == 5.0
+    assert measure.percentile(vals, 90) == 9.0
+    assert measure.percentile(vals, 99) == 10.0
+    assert measure.percentile(vals, 0) == 1.0
+    assert math.isnan(measure.percentile([], 50))
+
+
+def test_latency_percentiles_come_from_merged_records_not_averages():
+    # consumer A: 1 ms x 9 records; consumer B: 100 ms x 1 record.
+    a = [rec("p", i, 1, 0, 1_000_000) for i in range(9)]
+    b = [rec("p", 9, 1, 0, 100_000_000)]
+    lat = measure.latency_ms(a + b, {1})
+    # merged: nine 1s and one 100 -> p50 = 1, p90 = 1, p99 = 100, max = 100
+    assert lat["p50"] == 1.0
+    assert lat["p90"] == 1.0
+    assert lat["p99"] == 100.0
+    assert lat["max"] == 100.0
+    assert lat["samples"] == 10
+    # averaging per-consumer p99s would have given (1 + 100) / 2 = 50.5
+    assert lat["mean"] == pytest.approx((9 * 1 + 100) / 10)
+
+
+def test_latency_only_counts_measured_bursts():
+    recs = [rec("p", 0, 0, 0, 50_000_000), rec("p", 1, 1, 0, 2_000_000)]
+    assert measure.latency_ms(recs, {1})["max"] == 2.0
+
+
+def test_per_burst_rates():
+    # burst 0: 4 sent at t=0,1,2,3 s; received last at 4 s -> recv 4/4 s = 1/s, send 4/3 s
+    s = 1_000_000_000
+    sent = [("p", i, 0, i * s) for i in range(4)]
+    recvd = [rec("p", i, 0, i * s, (i + 1) * s) for i in range(4)]
+    (b,) = measure.per_burst(sent, recvd)
+    assert b.sent == 4 and b.received == 4
+    assert b.send_msgs_per_s == pytest.approx(4 / 3)
+    assert b.recv_msgs_per_s == pytest.approx(1.0)
+    assert b.seconds == pytest.approx(4.0)
+
+
+def test_duplicates_do_not_count_as_throughput():
+    s = 1_000_000_000
+    sent = [("p", 0, 0, 0), ("p", 1, 0, s)]
+    recvd = [rec("p", 0, 0, 0, s), rec("p", 1, 0, s, 2 * s), rec("p", 1, 0, s, 2 * s)]
+    (b,) = measure.per_burst(sent, recvd)
+    assert b.received == 2
+    assert b.recv_msgs_per_s == pytest.approx(1.0)
+
+
+def test_measured_excludes_warmup_only_with_several_bursts():
+    bursts = [measure.BurstFigures(i, 1, 1, 1.0, 1.0, 1.0) for i in range(3)]
+    assert [b.burst for b in measure.measured(bursts)] == [1, 2]
+    assert [b.burst for b in measure.measured(bursts[:1])] == [0]
+
+
+def test_spread():
+    assert measure.spread([3.0, 1.0, 2.0]) == {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3}
+    assert measure.spread([4.0, 1.0]) ["median"] == 2.5
+    assert measure.spread([])["n"] == 0
+
+
+def test_accounting_loss_duplicates_reorder_foreign_body():
+    sent = [("p1", s, 0, 0) for s in range(5)] + [("p2", s, 0, 0) for s in range(2)]
+    c1 = [rec("p1", 0, 0, 0, 1), rec("p1", 2, 0, 0, 2), rec("p1", 1, 0, 0, 3),  # 1 reorder
+          rec("p2", 0, 0, 0, 4)]
+    c2 = [rec("p1", 2, 0, 0, 5, redo=True),  # duplicate across consumers (redelivered)
+          rec("p2", 1, 0, 0, 6, nbytes=5),  # wrong length
+          rec("p9", 0, 0, 0, 7)]  # a bench message this run never sent
+    a = measure.account(sent, {"c1": c1, "c2": c2}, foreign_reported=2, size=6)
+    assert a.sent == 7
+    assert a.received == 5  # p1#0,1,2  p2#0,1
+    assert a.lost == 2 and a.lost_sample == ["p1#3", "p1#4"]
+    assert a.duplicates == 1
+    assert a.out_of_order == 1
+    assert a.foreign == 3  # two reported by consumers + one unknown sender
+    assert a.redelivered == 1
+    assert a.body_errors == 1
+    assert not a.ok()
+    assert a.ok(expect_loss=True) is False  # body errors still fail
+
+
+def test_reorder_is_per_queue_and_producer():
+    sent = [("p", s, 0, 0) for s in range(4)]
+    # seq 0,2 on queue a and 1,3 on queue b, interleaved as b1 a0 b3 a2: in order per queue
+    c = [rec("p", 1, 0, 0, 1, dest="b"), rec("p", 0, 0, 0, 2, dest="a"),
+         rec("p", 3, 0, 0, 3, dest="b"), rec("p", 2, 0, 0, 4, dest="a")]
+    a = measure.account(sent, {"c": c})
+    assert a.out_of_order == 0 and a.lost == 0 and a.ok()
+
+
+def test_read_records(tmp_path):
+    p = tmp_path / "c.tsv"
+    p.write_text("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\n"
+                 "p1\t7\t1\t100\t250\t6\t1\t0\tq.a\n")
+    (r,) = measure.read_consumer_records(p)
+    assert (r.producer, r.seq, r.burst, r.sent_ns, r.recv_ns) == ("p1", 7, 1, 100, 250)
+    assert r.body_ok and not r.redelivered and r.dest == "q.a"
+    q = tmp_path / "p.tsv"
+    q.write_text("#producer\tseq\tburst\tsent_ns\np1\t0\t0\t5\n")
+    assert measure.read_producer_records(q) == [("p1", 0, 0, 5)]
