@@ -29,6 +29,7 @@ def _int(minimum: int):
         if v < minimum:
             raise argparse.ArgumentTypeError(f"must be >= {minimum}: {v}")
         return v
+
     return parse
 
 
@@ -41,44 +42,69 @@ def _float(minimum: float):
         if v < minimum or math.isnan(v):
             raise argparse.ArgumentTypeError(f"must be >= {minimum:g}: {text}")
         return v
+
     return parse
 
 
 def add_point_options(p: argparse.ArgumentParser) -> None:
     known = clients.help_text()
-    p.add_argument("--producer", default="stomp-py",
-                   help=f"producer client(s), comma-separated, taken in turn. Known: {known}")
+    p.add_argument(
+        "--producer",
+        default="stomp-py",
+        help=f"producer client(s), comma-separated, taken in turn. Known: {known}",
+    )
     p.add_argument("--consumer", default="stomp-py", help="consumer client(s), comma-separated")
-    p.add_argument("--producers", type=_int(0), default=0,
-                   help="producer processes (default: one per --producer entry)")
+    p.add_argument(
+        "--producers",
+        type=_int(0),
+        default=0,
+        help="producer processes (default: one per --producer entry)",
+    )
     p.add_argument("--consumers", type=_int(1), default=1, help="competing consumers")
     p.add_argument("--count", type=_int(1), default=10000, help="messages per producer per burst")
     p.add_argument("--size", type=_int(1), default=6, help="body bytes")
-    p.add_argument("--bursts", type=_int(1), default=4,
-                   help="bursts; the first is warm-up and excluded when > 1")
+    p.add_argument(
+        "--bursts",
+        type=_int(1),
+        default=4,
+        help="bursts; the first is warm-up and excluded when > 1",
+    )
     p.add_argument("--queues", type=_int(1), default=1, help="queues the messages spread over")
     p.add_argument("--persistent", action="store_true", help="persistent delivery")
-    p.add_argument("--persistence", default="none", help="broker store: none, kahadb, "
-                   "kahadb-nosync")
-    p.add_argument("--ack", default="auto", choices=["auto", "client", "client-individual",
-                                                     "dups-ok"])
+    p.add_argument(
+        "--persistence", default="none", help="broker store: none, kahadb, kahadb-nosync"
+    )
+    p.add_argument(
+        "--ack", default="auto", choices=["auto", "client", "client-individual", "dups-ok"]
+    )
     p.add_argument("--prefetch", type=_int(1), default=1000)
     p.add_argument("--rate", type=_float(0), default=0.0, help="msg/s per producer; 0 = max")
     p.add_argument("--tx-batch", type=_int(0), default=0, help="transacted batches of N")
     p.add_argument("--topology", default="single")
-    p.add_argument("--no-flow-control", action="store_true",
-                   help="turn the broker's producer flow control off")
+    p.add_argument(
+        "--no-flow-control", action="store_true", help="turn the broker's producer flow control off"
+    )
 
 
 def spec_from(args) -> PointSpec:
     spec = PointSpec(
         producer=[s for s in args.producer.split(",") if s],
         consumer=[s for s in args.consumer.split(",") if s],
-        producers=args.producers, consumers=args.consumers, count=args.count, size=args.size,
-        bursts=args.bursts, queues=args.queues, persistent=args.persistent,
-        persistence=args.persistence, ack=args.ack, prefetch=args.prefetch, rate=args.rate,
-        tx_batch=args.tx_batch, topology=args.topology,
-        producer_flow_control=not args.no_flow_control)
+        producers=args.producers,
+        consumers=args.consumers,
+        count=args.count,
+        size=args.size,
+        bursts=args.bursts,
+        queues=args.queues,
+        persistent=args.persistent,
+        persistence=args.persistence,
+        ack=args.ack,
+        prefetch=args.prefetch,
+        rate=args.rate,
+        tx_batch=args.tx_batch,
+        topology=args.topology,
+        producer_flow_control=not args.no_flow_control,
+    )
     spec.validate()
     return spec
 
@@ -98,42 +124,58 @@ def fmt_ms(v) -> str:
 def summary(doc: dict) -> str:
     """The readable report of one point."""
     p = doc["parameters"]
-    lines = [f"point {doc['point']}: {doc['status'].upper()}",
-             f"  {','.join(p['producer'])} x{p['producers']} -> {','.join(p['consumer'])} "
-             f"x{p['consumers']}, {p['count']:,} msgs x {p['bursts']} bursts, {p['size']} B, "
-             f"{p['queues']} queue(s), persistence {p['persistence']}"
-             f"{', persistent' if p['persistent'] else ''}, ack {p['ack']}"]
+    lines = [
+        f"point {doc['point']}: {doc['status'].upper()}",
+        f"  {','.join(p['producer'])} x{p['producers']} -> {','.join(p['consumer'])} "
+        f"x{p['consumers']}, {p['count']:,} msgs x {p['bursts']} bursts, {p['size']} B, "
+        f"{p['queues']} queue(s), persistence {p['persistence']}"
+        f"{', persistent' if p['persistent'] else ''}, ack {p['ack']}",
+    ]
     t = doc.get("throughput")
     if t:
         lines.append("  burst   sent      received   send msg/s   recv msg/s")
         for b in doc["bursts"]:
             tag = " (warm-up)" if t["warmup_excluded"] and b["burst"] == 0 else ""
-            lines.append(f"  {b['burst']:>5} {b['sent']:>9,} {b['received']:>10,} "
-                         f"{fmt_rate(b['send_msgs_per_s']):>12} "
-                         f"{fmt_rate(b['recv_msgs_per_s']):>12}{tag}")
-        lines.append(f"  send msg/s: median {fmt_rate(t['send_msgs_per_s'])} "
-                     f"(min {fmt_rate(t['send_min'])}, max {fmt_rate(t['send_max'])})")
-        lines.append(f"  recv msg/s: median {fmt_rate(t['recv_msgs_per_s'])} "
-                     f"(min {fmt_rate(t['recv_min'])}, max {fmt_rate(t['recv_max'])}) "
-                     f"over {t['measured_bursts']} measured burst(s)")
+            lines.append(
+                f"  {b['burst']:>5} {b['sent']:>9,} {b['received']:>10,} "
+                f"{fmt_rate(b['send_msgs_per_s']):>12} "
+                f"{fmt_rate(b['recv_msgs_per_s']):>12}{tag}"
+            )
+        lines.append(
+            f"  send msg/s: median {fmt_rate(t['send_msgs_per_s'])} "
+            f"(min {fmt_rate(t['send_min'])}, max {fmt_rate(t['send_max'])})"
+        )
+        lines.append(
+            f"  recv msg/s: median {fmt_rate(t['recv_msgs_per_s'])} "
+            f"(min {fmt_rate(t['recv_min'])}, max {fmt_rate(t['recv_max'])}) "
+            f"over {t['measured_bursts']} measured burst(s)"
+        )
         lat = doc["latency_ms"]
-        lines.append(f"  latency ms: p50 {fmt_ms(lat['p50'])}  p99 {fmt_ms(lat['p99'])}  "
-                     f"p99.9 {fmt_ms(lat['p99_9'])}  max {fmt_ms(lat['max'])}")
+        lines.append(
+            f"  latency ms: p50 {fmt_ms(lat['p50'])}  p99 {fmt_ms(lat['p99'])}  "
+            f"p99.9 {fmt_ms(lat['p99_9'])}  max {fmt_ms(lat['max'])}"
+        )
         a = doc["accounting"]
-        lines.append(f"  accounting: sent {a['sent']:,}  received {a['received']:,}  "
-                     f"lost {a['lost']:,}  duplicates {a['duplicates']:,}  "
-                     f"out-of-order {a['out_of_order']:,}  foreign {a['foreign']:,}  "
-                     f"redelivered {a['redelivered']:,}")
+        lines.append(
+            f"  accounting: sent {a['sent']:,}  received {a['received']:,}  "
+            f"lost {a['lost']:,}  duplicates {a['duplicates']:,}  "
+            f"out-of-order {a['out_of_order']:,}  foreign {a['foreign']:,}  "
+            f"redelivered {a['redelivered']:,}"
+        )
         busy = doc.get("busiest") or {}
         if busy:
-            lines.append(f"  busiest: {busy['process']} at {busy['cpu_share']:.2f} cores"
-                         f"{' (CPU-bound)' if busy['cpu_bound'] else ''}")
+            lines.append(
+                f"  busiest: {busy['process']} at {busy['cpu_share']:.2f} cores"
+                f"{' (CPU-bound)' if busy['cpu_bound'] else ''}"
+            )
     procs = doc.get("resources", {}).get("processes", [])
     if procs:
         lines.append("  process              CPU s   peak RSS MB   max fds   exit")
         for pr in procs:
-            lines.append(f"  {pr['name']:<20} {pr['cpu_s']:>6.2f} {pr['max_rss_mb']:>12.1f} "
-                         f"{pr['max_open_files']:>9} {pr['exit_code']!s:>6}")
+            lines.append(
+                f"  {pr['name']:<20} {pr['cpu_s']:>6.2f} {pr['max_rss_mb']:>12.1f} "
+                f"{pr['max_open_files']:>9} {pr['exit_code']!s:>6}"
+            )
     for e in doc.get("errors", []):
         lines.append(f"  error: {e}")
     return "\n".join(lines)
@@ -172,11 +214,19 @@ def run_point_printing(run, point_id: str, spec: PointSpec) -> dict:
 
 def cmd_sweep(args) -> int:
     from harness import sweep
+
     return sweep.main(args)
+
+
+def cmd_perf(args) -> int:
+    from harness import perf
+
+    return perf.main(args)
 
 
 def cmd_plot(args) -> int:
     from plots import charts
+
     run_dir = results.resolve_run(args.run)
     written = charts.render_run(run_dir)
     for w in written:
@@ -185,8 +235,10 @@ def cmd_plot(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = Parser(prog="bench", description="burstbench: real brokers, real clients, every "
-                "message accounted for.")
+    ap = Parser(
+        prog="bench",
+        description="burstbench: real brokers, real clients, every message accounted for.",
+    )
     sub = ap.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     p = sub.add_parser("run", help="measure one point and print its summary")
@@ -200,6 +252,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--producer", help="override the profile's producer client(s)")
     p.add_argument("--consumer", help="override the profile's consumer client(s)")
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("perf", help="benchmarks: 'clients' = each client vs a minimal loop")
+    p.add_argument("what", choices=["clients"])
+    p.add_argument("--clients", help="comma-separated client specs (default: the four languages)")
+    p.add_argument("--sizes", default="6,1024", help="body sizes, comma-separated")
+    p.add_argument(
+        "--count",
+        type=_int(1000),
+        default=100000,
+        help="messages per measurement at 6 B (half that at 1 KiB)",
+    )
+    p.add_argument("--rounds", type=_int(1), default=3, help="measured rounds after a warm-up")
+    p.set_defaults(func=cmd_perf)
 
     p = sub.add_parser("plot", help="re-render a run's charts from its result files")
     p.add_argument("run", nargs="?", default="latest", help="run id, 'latest' or a path")
@@ -216,8 +281,11 @@ def main(argv=None) -> int:
         print(f"bench {args.command}: error: {e}", file=sys.stderr)
         return 2
     except (Interrupted, KeyboardInterrupt) as e:
-        print(f"bench {args.command}: {e or 'interrupted'}; every process it started was "
-              "stopped, partial results kept", file=sys.stderr)
+        print(
+            f"bench {args.command}: {e or 'interrupted'}; every process it started was "
+            "stopped, partial results kept",
+            file=sys.stderr,
+        )
         return 130
 
 

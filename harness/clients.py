@@ -40,6 +40,9 @@ class Client:
     toolchain: str  # the executable that must be on PATH
     built: Path  # exists once set-up has built/installed the client
     ack_modes: frozenset[str] = frozenset({"auto", "client", "client-individual"})
+    # minimal same-library loops for ./bench perf: (send argv, receive argv); they take
+    # URL QUEUE COUNT [SIZE] and print {"count", "first_ns", "last_ns"}
+    loops: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     notes: str = ""
     extra_env: dict = field(default_factory=dict)
 
@@ -56,47 +59,92 @@ class Client:
 
 
 _JAVA_CLIENT = CLIENTS / "java"
+_LOOPS = ROOT / "perf" / "loops"
 _BRIDGE = ROOT / "akka-bridge"
 
 REGISTRY: tuple[Client, ...] = (
     Client(
-        name="net-stomp", language="perl", aliases=("perl",), library="Net::Stomp",
-        transports={"tcp": "stomp"}, default_transport="tcp",
+        name="net-stomp",
+        language="perl",
+        aliases=("perl",),
+        library="Net::Stomp",
+        transports={"tcp": "stomp"},
+        default_transport="tcp",
         producer=("perl", str(CLIENTS / "perl" / "producer.pl")),
         consumer=("perl", str(CLIENTS / "perl" / "consumer.pl")),
-        toolchain="perl", built=Path("/usr/share/perl5/Net/Stomp.pm"),
+        toolchain="perl",
+        built=Path("/usr/share/perl5/Net/Stomp.pm"),
+        loops=(("perl", str(_LOOPS / "perl-send.pl")), ("perl", str(_LOOPS / "perl-recv.pl"))),
     ),
     Client(
-        name="stomp-py", language="python", aliases=("python", "py"), library="stomp.py",
-        transports={"tcp": "stomp"}, default_transport="tcp",
+        name="stomp-py",
+        language="python",
+        aliases=("python", "py"),
+        library="stomp.py",
+        transports={"tcp": "stomp"},
+        default_transport="tcp",
         producer=(sys.executable, str(CLIENTS / "python" / "producer.py")),
         consumer=(sys.executable, str(CLIENTS / "python" / "consumer.py")),
-        toolchain=sys.executable, built=ROOT / ".venv",
+        toolchain=sys.executable,
+        built=ROOT / ".venv",
+        loops=(
+            (sys.executable, str(_LOOPS / "python-send.py")),
+            (sys.executable, str(_LOOPS / "python-recv.py")),
+        ),
     ),
     Client(
-        name="stompjs", language="node", aliases=("node", "js"), library="@stomp/stompjs",
-        transports={"ws": "ws", "tcp": "stomp"}, default_transport="ws",
+        name="stompjs",
+        language="node",
+        aliases=("node", "js"),
+        library="@stomp/stompjs",
+        transports={"ws": "ws", "tcp": "stomp"},
+        default_transport="ws",
         producer=("node", str(CLIENTS / "node" / "producer.mjs")),
         consumer=("node", str(CLIENTS / "node" / "consumer.mjs")),
-        toolchain="node", built=CLIENTS / "node" / "node_modules" / "@stomp" / "stompjs",
+        toolchain="node",
+        built=CLIENTS / "node" / "node_modules" / "@stomp" / "stompjs",
+        loops=(("node", str(_LOOPS / "node-send.mjs")), ("node", str(_LOOPS / "node-recv.mjs"))),
     ),
     Client(
-        name="openwire-jms", language="java", aliases=("java", "jms"),
-        library="activemq-client (JMS)", transports={"tcp": "openwire"}, default_transport="tcp",
+        name="openwire-jms",
+        language="java",
+        aliases=("java", "jms"),
+        library="activemq-client (JMS)",
+        transports={"tcp": "openwire"},
+        default_transport="tcp",
         producer=("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.Producer"),
         consumer=("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.Consumer"),
-        toolchain="java", built=_JAVA_CLIENT / "target" / "classes" / "burstbench",
+        toolchain="java",
+        built=_JAVA_CLIENT / "target" / "classes" / "burstbench",
         ack_modes=frozenset({"auto", "client", "client-individual", "dups-ok"}),
+        loops=(
+            ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.loops.Send"),
+            ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.loops.Recv"),
+        ),
     ),
     Client(
-        name="akka-bridge", language="akka", aliases=("akka",),
-        library="Akka typed actors + activemq-client", transports={"tcp": "openwire"},
+        name="akka-bridge",
+        language="akka",
+        aliases=("akka",),
+        library="Akka typed actors + activemq-client",
+        transports={"tcp": "openwire"},
         default_transport="tcp",
-        producer=("java", *JAVA_OPTS, "-cp", _java_cp(_BRIDGE),
-                  "burstbench.bridge.ContractProducer"),
-        consumer=("java", *JAVA_OPTS, "-cp", _java_cp(_BRIDGE),
-                  "burstbench.bridge.ContractConsumer"),
-        toolchain="java", built=_BRIDGE / "target" / "classes" / "burstbench",
+        producer=(
+            "java",
+            *JAVA_OPTS,
+            "-cp",
+            _java_cp(_BRIDGE),
+            "burstbench.bridge.ContractProducer",
+        ),
+        consumer=(
+            "java",
+            *JAVA_OPTS,
+            "-cp",
+            _java_cp(_BRIDGE),
+            "burstbench.bridge.ContractConsumer",
+        ),
+        toolchain="java",
+        built=_BRIDGE / "target" / "classes" / "burstbench",
         ack_modes=frozenset({"auto", "client", "client-individual", "dups-ok"}),
         notes="JMS consumer or producer feeding an actor pool",
     ),
@@ -152,8 +200,9 @@ def resolve(spec: str) -> Resolved:
     c = get(name)
     transport = transport or c.default_transport
     if transport not in c.transports:
-        raise UnknownClient(f"client {c.name} has no transport {transport!r} "
-                            f"(it has: {', '.join(c.transports)})")
+        raise UnknownClient(
+            f"client {c.name} has no transport {transport!r} (it has: {', '.join(c.transports)})"
+        )
     return Resolved(c, transport)
 
 
@@ -171,8 +220,9 @@ def version(name: str) -> dict:
     if c.missing():
         return {"client": c.name, "error": c.missing()}
     try:
-        out = subprocess.run(c.argv("producer") + ["--version"], capture_output=True,
-                             text=True, timeout=60)
+        out = subprocess.run(
+            c.argv("producer") + ["--version"], capture_output=True, text=True, timeout=60
+        )
         return json.loads(out.stdout.strip().splitlines()[-1])
     except (subprocess.SubprocessError, ValueError, IndexError, OSError) as e:
         return {"client": c.name, "error": f"--version failed: {e}"}

@@ -63,9 +63,19 @@ def read_consumer_records(path: Path) -> list[ConsumerRecord]:
             if line.startswith("#") or not line.strip():
                 continue
             c = line.rstrip("\n").split("\t")
-            out.append(ConsumerRecord(c[0], int(c[1]), int(c[2]), int(c[3]), int(c[4]),
-                                      int(c[5]), c[6] == "1", c[7] == "1",
-                                      c[8] if len(c) > 8 else ""))
+            out.append(
+                ConsumerRecord(
+                    c[0],
+                    int(c[1]),
+                    int(c[2]),
+                    int(c[3]),
+                    int(c[4]),
+                    int(c[5]),
+                    c[6] == "1",
+                    c[7] == "1",
+                    c[8] if len(c) > 8 else "",
+                )
+            )
     return out
 
 
@@ -82,8 +92,7 @@ def spread(values: list[float]) -> dict:
     vals = [v for v in values if v is not None and not math.isnan(v)]
     if not vals:
         return {"median": math.nan, "min": math.nan, "max": math.nan, "n": 0}
-    return {"median": statistics.median(vals), "min": min(vals), "max": max(vals),
-            "n": len(vals)}
+    return {"median": statistics.median(vals), "min": min(vals), "max": max(vals), "n": len(vals)}
 
 
 @dataclass
@@ -105,9 +114,12 @@ class Accounting:
         return asdict(self)
 
 
-def account(sent: list[tuple[str, int, int, int]],
-            received_by_consumer: dict[str, list[ConsumerRecord]],
-            foreign_reported: int = 0, size: int | None = None) -> Accounting:
+def account(
+    sent: list[tuple[str, int, int, int]],
+    received_by_consumer: dict[str, list[ConsumerRecord]],
+    foreign_reported: int = 0,
+    size: int | None = None,
+) -> Accounting:
     """Match every message sent with what every consumer received."""
     a = Accounting(foreign=foreign_reported)
     sent_keys = {(p, s) for p, s, _b, _t in sent}
@@ -148,8 +160,9 @@ class BurstFigures:
     seconds: float
 
 
-def per_burst(sent: list[tuple[str, int, int, int]],
-              received: list[ConsumerRecord]) -> list[BurstFigures]:
+def per_burst(
+    sent: list[tuple[str, int, int, int]], received: list[ConsumerRecord]
+) -> list[BurstFigures]:
     by_burst_sent: dict[int, list[int]] = defaultdict(list)
     for _p, _s, b, t in sent:
         by_burst_sent[b].append(t)

@@ -12,13 +12,16 @@ from harness.run import Outcome, PointFailed, PointSpec, Runner, metrics
 def versions(spec: PointSpec, broker_version: str) -> dict:
     prods, cons = spec.slots()
     names = sorted({r.client.name for r in (*prods, *cons)})
-    return {"broker": {"name": "ActiveMQ Classic", "version": broker_version},
-            "clients": {n: clients.version(n) for n in names},
-            "runtimes": results.runtimes()}
+    return {
+        "broker": {"name": "ActiveMQ Classic", "version": broker_version},
+        "clients": {n: clients.version(n) for n in names},
+        "runtimes": results.runtimes(),
+    }
 
 
-def measure_point(run: results.Run, point_id: str, spec: PointSpec,
-                  progress=None, meta: dict | None = None) -> dict:
+def measure_point(
+    run: results.Run, point_id: str, spec: PointSpec, progress=None, meta: dict | None = None
+) -> dict:
     """Run ``spec``, write ``points/<point_id>.json`` whatever happens, and return it.
 
     Raises ``PointFailed`` (after writing) when the point failed or lost messages it should
@@ -30,16 +33,16 @@ def measure_point(run: results.Run, point_id: str, spec: PointSpec,
     error: BaseException | None = None
     try:
         outcome = runner.run()
-    except (PointFailed, OSError, ValueError, RuntimeError, Interrupted,
-            KeyboardInterrupt) as e:
+    except (PointFailed, OSError, ValueError, RuntimeError, Interrupted, KeyboardInterrupt) as e:
         error = e
         outcome = runner.outcome
     doc = document(outcome, started)
     if meta:
         doc.update(meta)
     if error is not None:
-        doc["status"] = "incomplete" if isinstance(error, (Interrupted, KeyboardInterrupt)) \
-            else "failed"
+        doc["status"] = (
+            "incomplete" if isinstance(error, (Interrupted, KeyboardInterrupt)) else "failed"
+        )
     doc = run.write_point(point_id, doc)
     if isinstance(error, (Interrupted, KeyboardInterrupt)):
         raise error
@@ -50,8 +53,13 @@ def measure_point(run: results.Run, point_id: str, spec: PointSpec,
 
 def document(outcome: Outcome, started: str) -> dict:
     spec = outcome.spec
-    doc = {"started": started, "status": outcome.status, "errors": list(outcome.errors),
-           "parameters": spec.params(), "wall_s": round(outcome.wall_s, 2)}
+    doc = {
+        "started": started,
+        "status": outcome.status,
+        "errors": list(outcome.errors),
+        "parameters": spec.params(),
+        "wall_s": round(outcome.wall_s, 2),
+    }
     try:
         doc["versions"] = versions(spec, outcome.broker_version)
     except ValueError as e:  # unknown client: the point never started
@@ -61,8 +69,10 @@ def document(outcome: Outcome, started: str) -> dict:
         doc.update(m)
         acc = m["accounting"]
         if acc["lost"] and not spec.expect_loss:
-            doc["errors"].append(f"{acc['lost']} of {acc['sent']} messages lost "
-                                 f"(e.g. {', '.join(acc['lost_sample'][:3])})")
+            doc["errors"].append(
+                f"{acc['lost']} of {acc['sent']} messages lost "
+                f"(e.g. {', '.join(acc['lost_sample'][:3])})"
+            )
         if acc["body_errors"]:
             doc["errors"].append(f"{acc['body_errors']} messages with a wrong body")
         if doc["errors"] and doc["status"] == "ok":

@@ -31,12 +31,33 @@ from harness import paths
 
 SCHEMA_VERSION = 1
 SUMMARY_COLUMNS = [
-    "point", "status", "label", "producer", "consumer", "producers", "consumers", "count",
-    "size", "queues", "persistence", "topology", "persistent", "ack",
-    "throughput.send_msgs_per_s", "throughput.recv_msgs_per_s", "throughput.recv_min",
-    "throughput.recv_max", "latency_ms.p50", "latency_ms.p99", "latency_ms.max",
-    "accounting.sent", "accounting.received", "accounting.lost", "accounting.duplicates",
-    "busiest.process", "busiest.cpu_share",
+    "point",
+    "status",
+    "label",
+    "producer",
+    "consumer",
+    "producers",
+    "consumers",
+    "count",
+    "size",
+    "queues",
+    "persistence",
+    "topology",
+    "persistent",
+    "ack",
+    "throughput.send_msgs_per_s",
+    "throughput.recv_msgs_per_s",
+    "throughput.recv_min",
+    "throughput.recv_max",
+    "latency_ms.p50",
+    "latency_ms.p99",
+    "latency_ms.max",
+    "accounting.sent",
+    "accounting.received",
+    "accounting.lost",
+    "accounting.duplicates",
+    "busiest.process",
+    "busiest.cpu_share",
 ]
 
 
@@ -62,20 +83,32 @@ def machine() -> dict:
                 mem_gib = round(int(line.split()[1]) / 1024 / 1024, 1)
     except OSError:
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": mem_gib,
-            "kernel": platform.release(), "os": platform.platform(),
-            "hostname": platform.node()}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": mem_gib,
+        "kernel": platform.release(),
+        "os": platform.platform(),
+        "hostname": platform.node(),
+    }
 
 
 @cache
 def git_commit() -> str:
     try:
-        out = subprocess.run(["git", "-C", str(paths.ROOT), "rev-parse", "--short=12", "HEAD"],
-                             capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "-C", str(paths.ROOT), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         commit = out.stdout.strip() or "unknown"
-        dirty = subprocess.run(["git", "-C", str(paths.ROOT), "status", "--porcelain",
-                                "--untracked-files=no"], capture_output=True, text=True,
-                               timeout=10).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(paths.ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
         return commit + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -90,9 +123,13 @@ def runtimes() -> dict:
             return text[0] if text else "unknown"
         except (OSError, subprocess.SubprocessError):
             return "missing"
-    return {"java": first_line(["java", "-version"]), "node": first_line(["node", "--version"]),
-            "perl": first_line(["perl", "-e", "print $^V"]),
-            "python": platform.python_version()}
+
+    return {
+        "java": first_line(["java", "-version"]),
+        "node": first_line(["node", "--version"]),
+        "perl": first_line(["perl", "-e", "print $^V"]),
+        "python": platform.python_version(),
+    }
 
 
 def _clean(obj):
@@ -113,8 +150,9 @@ def safe_name(text: str) -> str:
 class Run:
     """A results directory being written."""
 
-    def __init__(self, run_id: str, command: list[str], root: Path | None = None,
-                 resume: bool = False):
+    def __init__(
+        self, run_id: str, command: list[str], root: Path | None = None, resume: bool = False
+    ):
         self.id = run_id
         self.root = Path(root or paths.RESULTS)
         self.dir = self.root / run_id
@@ -127,9 +165,13 @@ class Run:
             self.manifest.setdefault("resumed", []).append(dt.datetime.now().isoformat())
         else:
             self.manifest = {
-                "schema_version": SCHEMA_VERSION, "run_id": run_id, "command": command,
+                "schema_version": SCHEMA_VERSION,
+                "run_id": run_id,
+                "command": command,
                 "started": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-                "status": "running", "machine": machine(), "git_commit": git_commit(),
+                "status": "running",
+                "machine": machine(),
+                "git_commit": git_commit(),
                 "runtimes": runtimes(),
             }
         self._save_manifest()
@@ -167,8 +209,14 @@ class Run:
 
     def write_point(self, point_id: str, doc: dict) -> dict:
         """Write the point's file atomically; returns the document as written."""
-        doc = {"schema_version": SCHEMA_VERSION, "run_id": self.id, "point": point_id,
-               "machine": machine(), "git_commit": git_commit(), **doc}
+        doc = {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": self.id,
+            "point": point_id,
+            "machine": machine(),
+            "git_commit": git_commit(),
+            **doc,
+        }
         path = self.point_path(point_id)
         tmp = path.with_suffix(".tmp")
         doc = _clean(doc)
@@ -187,8 +235,9 @@ def load_point(path: Path) -> dict:
     doc = json.loads(Path(path).read_text())
     version = doc.get("schema_version", 0)
     if version > SCHEMA_VERSION:
-        raise ValueError(f"{path}: schema_version {version} is newer than this burstbench "
-                         f"({SCHEMA_VERSION})")
+        raise ValueError(
+            f"{path}: schema_version {version} is newer than this burstbench ({SCHEMA_VERSION})"
+        )
     return doc
 
 

@@ -61,8 +61,10 @@ class PointSpec:
         """Each producer and consumer slot with its client, the lists taken in turn."""
         prods = [clients.resolve(s) for s in self.producer]
         cons = [clients.resolve(s) for s in self.consumer]
-        return ([prods[i % len(prods)] for i in range(self.producers)],
-                [cons[i % len(cons)] for i in range(self.consumers)])
+        return (
+            [prods[i % len(prods)] for i in range(self.producers)],
+            [cons[i % len(cons)] for i in range(self.consumers)],
+        )
 
     def validate(self) -> None:
         """Raise ValueError with one line naming the first bad parameter."""
@@ -77,9 +79,11 @@ class PointSpec:
             (self.rate >= 0, f"rate must be >= 0: {self.rate}"),
             (self.tx_batch >= 0, f"tx-batch must be >= 0: {self.tx_batch}"),
             (self.topology == "single", f"unknown topology {self.topology!r} (have: single)"),
-            (self.persistence in brokers.PERSISTENCE,
-             f"unknown persistence {self.persistence!r} "
-             f"(have: {', '.join(brokers.PERSISTENCE)})"),
+            (
+                self.persistence in brokers.PERSISTENCE,
+                f"unknown persistence {self.persistence!r} "
+                f"(have: {', '.join(brokers.PERSISTENCE)})",
+            ),
         ]
         for ok, why in checks:
             if not ok:
@@ -87,8 +91,10 @@ class PointSpec:
         prods, cons = self.slots()  # raises UnknownClient (a ValueError) with the known list
         for r in cons:
             if self.ack not in r.client.ack_modes:
-                raise ValueError(f"client {r.client.name} cannot do --ack {self.ack} "
-                                 f"(it can: {', '.join(sorted(r.client.ack_modes))})")
+                raise ValueError(
+                    f"client {r.client.name} cannot do --ack {self.ack} "
+                    f"(it can: {', '.join(sorted(r.client.ack_modes))})"
+                )
         for r in {r.client.name: r for r in (*prods, *cons)}.values():
             why = r.client.missing()
             if why:
@@ -119,8 +125,9 @@ class Outcome:
     wall_s: float = 0.0
 
 
-def _wait_all(sup: Supervisor, children: list[Child], event: str, timeout: float,
-              on_other=None) -> dict[str, dict]:
+def _wait_all(
+    sup: Supervisor, children: list[Child], event: str, timeout: float, on_other=None
+) -> dict[str, dict]:
     """Wait until every child has printed ``event``; fail fast if one exits first."""
     got: dict[str, dict] = {}
     deadline = time.monotonic() + timeout
@@ -129,8 +136,9 @@ def _wait_all(sup: Supervisor, children: list[Child], event: str, timeout: float
         left = deadline - time.monotonic()
         if left <= 0:
             waiting = sorted(names - got.keys())
-            raise PointFailed(f"timed out after {timeout:.0f} s waiting for '{event}' from "
-                              f"{', '.join(waiting)}")
+            raise PointFailed(
+                f"timed out after {timeout:.0f} s waiting for '{event}' from {', '.join(waiting)}"
+            )
         item = sup.wait_event(min(left, 0.5))
         if item is None:
             continue
@@ -141,8 +149,10 @@ def _wait_all(sup: Supervisor, children: list[Child], event: str, timeout: float
         elif kind == "exit" and child.name in got and ev["code"] == 0:
             continue  # finished after saying what we waited for
         elif kind == "exit" and child.name in names and child.name not in got:
-            raise PointFailed(f"{child.name} exited with {ev['code']} before '{event}': "
-                              f"{child.last_error() or 'no message'} (log: {child.log_path})")
+            raise PointFailed(
+                f"{child.name} exited with {ev['code']} before '{event}': "
+                f"{child.last_error() or 'no message'} (log: {child.log_path})"
+            )
         elif kind == "exit" and child.role == "broker":
             raise PointFailed(f"{child.name} exited with {ev['code']}: {child.last_error()}")
         elif on_other:
@@ -169,9 +179,16 @@ class Runner:
         sup = Supervisor(self.dir / "logs")
         broker = None
         try:
-            broker = brokers.start(sup, brokers.BrokerSpec(
-                name="a", persistence=spec.persistence, queue_prefetch=spec.prefetch,
-                producer_flow_control=spec.producer_flow_control), work)
+            broker = brokers.start(
+                sup,
+                brokers.BrokerSpec(
+                    name="a",
+                    persistence=spec.persistence,
+                    queue_prefetch=spec.prefetch,
+                    producer_flow_control=spec.producer_flow_control,
+                ),
+                work,
+            )
             self.outcome.broker_version = broker.version
             self._drive(sup, broker)
         except BaseException as e:
@@ -201,10 +218,22 @@ class Runner:
         def start(role: str, i: int, r: clients.Resolved) -> Child:
             ident = f"{'p' if role == 'producer' else 'c'}{i + 1}-{r.client.language}"
             argv = r.client.argv(role) + [
-                "--url", broker.url_for(r.protocol), "--destinations", dest_arg,
-                "--count", str(spec.count), "--size", str(spec.size),
-                "--bursts", str(spec.bursts), "--id", ident, "--gate",
-                "--records", str(rec / f"{ident}.tsv")]
+                "--url",
+                broker.url_for(r.protocol),
+                "--destinations",
+                dest_arg,
+                "--count",
+                str(spec.count),
+                "--size",
+                str(spec.size),
+                "--bursts",
+                str(spec.bursts),
+                "--id",
+                ident,
+                "--gate",
+                "--records",
+                str(rec / f"{ident}.tsv"),
+            ]
             if spec.tx_batch:
                 argv += ["--tx-batch", str(spec.tx_batch)]
             if role == "producer":
@@ -232,8 +261,10 @@ class Runner:
             elif ev.get("event") == "done":
                 finished.add(child.name)
             elif ev.get("event") == "exit" and not (ev["code"] == 0 and child.name in finished):
-                raise PointFailed(f"{child.name} exited with {ev['code']} mid-run: "
-                                  f"{child.last_error() or 'no message'} (log: {child.log_path})")
+                raise PointFailed(
+                    f"{child.name} exited with {ev['code']} mid-run: "
+                    f"{child.last_error() or 'no message'} (log: {child.log_path})"
+                )
 
         total_per_burst = spec.count * len(producers)
         for b in range(spec.bursts):
@@ -250,10 +281,10 @@ class Runner:
                 now = c.cpu_seconds_now()
                 if now is not None and cpu0.get(c.name) is not None:
                     cpu[c.name] = round((now - cpu0[c.name]) / wall, 3)
-            self.outcome.burst_cpu.append({"burst": b, "wall_s": round(wall, 3),
-                                           "cpu_share": cpu})
-            self.progress(f"burst {b + 1}/{spec.bursts}: {sum(received.values())}/{target} "
-                          "received")
+            self.outcome.burst_cpu.append({"burst": b, "wall_s": round(wall, 3), "cpu_share": cpu})
+            self.progress(
+                f"burst {b + 1}/{spec.bursts}: {sum(received.values())}/{target} received"
+            )
 
         for p in producers:
             p.send("stop")
@@ -261,8 +292,7 @@ class Runner:
         for c in consumers:
             c.send("stop")
         done.update(_wait_all(sup, consumers, "done", 120))
-        self.outcome.foreign_reported = sum(int(done[c.name].get("foreign", 0))
-                                            for c in consumers)
+        self.outcome.foreign_reported = sum(int(done[c.name].get("foreign", 0)) for c in consumers)
         for child in producers + consumers:
             child.close_stdin()
         # let the clients exit by themselves (their usage comes from wait4), then the broker
@@ -291,19 +321,25 @@ class Runner:
             elif time.monotonic() - last_change > self.spec.drain_timeout:
                 self.outcome.errors.append(
                     f"drain: {total} of {target} messages received, no progress for "
-                    f"{self.spec.drain_timeout:.0f} s")
+                    f"{self.spec.drain_timeout:.0f} s"
+                )
                 return
 
     def _collect(self, sup: Supervisor) -> None:
         rec = self.dir / "records"
         for child in sup.children:
-            self.outcome.processes.append({
-                "name": child.name, "role": child.role, "pid": child.pid,
-                "exit_code": child.returncode, "cpu_s": round(child.usage.cpu_s, 3),
-                "max_rss_mb": round(child.usage.max_rss_mb, 1),
-                "max_open_files": child.usage.max_open_files,
-                "log": str(child.log_path.relative_to(self.dir)),
-            })
+            self.outcome.processes.append(
+                {
+                    "name": child.name,
+                    "role": child.role,
+                    "pid": child.pid,
+                    "exit_code": child.returncode,
+                    "cpu_s": round(child.usage.cpu_s, 3),
+                    "max_rss_mb": round(child.usage.max_rss_mb, 1),
+                    "max_open_files": child.usage.max_open_files,
+                    "log": str(child.log_path.relative_to(self.dir)),
+                }
+            )
             path = rec / f"{child.name}.tsv"
             if not path.exists():
                 continue
@@ -327,8 +363,12 @@ def metrics(outcome: Outcome) -> dict:
     busiest = _busiest(outcome, counted_ids)
     return {
         "throughput": {
-            "send_msgs_per_s": send["median"], "send_min": send["min"], "send_max": send["max"],
-            "recv_msgs_per_s": recv["median"], "recv_min": recv["min"], "recv_max": recv["max"],
+            "send_msgs_per_s": send["median"],
+            "send_min": send["min"],
+            "send_max": send["max"],
+            "recv_msgs_per_s": recv["median"],
+            "recv_min": recv["min"],
+            "recv_max": recv["max"],
             "recv_kib_per_s": recv["median"] * spec.size / 1024 if recv["n"] else math.nan,
             "measured_bursts": recv["n"],
             "warmup_excluded": len(bursts) > 1,

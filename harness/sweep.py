@@ -60,15 +60,17 @@ def _fmt(v) -> str:
     return ",".join(map(str, v)) if isinstance(v, list) else str(v)
 
 
-def expand(profile: dict, axes: list[str] | None = None,
-           overrides: dict | None = None) -> list[Point]:
+def expand(
+    profile: dict, axes: list[str] | None = None, overrides: dict | None = None
+) -> list[Point]:
     """Every point of the chosen axes, in order. Raises ProfileError on a bad profile/axis."""
     all_axes = profile["axes"]
     chosen = axes or list(all_axes)
     for a in chosen:
         if a not in all_axes:
-            raise ProfileError(f"profile {profile['name']} has no axis {a!r} "
-                               f"(have: {', '.join(all_axes)})")
+            raise ProfileError(
+                f"profile {profile['name']} has no axis {a!r} (have: {', '.join(all_axes)})"
+            )
     defaults = dict(profile.get("defaults") or {})
     points: list[Point] = []
     for axis in chosen:
@@ -89,13 +91,19 @@ def expand(profile: dict, axes: list[str] | None = None,
         series = ax.get("series") or profile.get("series_default") or [{}]
         for s in series:
             s = dict(s)
-            label = s.pop("label", None) or " -> ".join(
-                _fmt(base.get(k, "")) for k in ("producer", "consumer")) or "default"
+            label = (
+                s.pop("label", None)
+                or " -> ".join(_fmt(base.get(k, "")) for k in ("producer", "consumer"))
+                or "default"
+            )
             for value in ax.get("values", []):
                 params = {**base, **s, x: value, **(overrides or {})}
                 pid = results.safe_name(f"{axis}-{label}-{x}={value}")
-                points.append(Point(axis, pid, label, value,
-                                    _spec({**params, "label": label}, f"{axis}/{pid}")))
+                points.append(
+                    Point(
+                        axis, pid, label, value, _spec({**params, "label": label}, f"{axis}/{pid}")
+                    )
+                )
     ids = [p.id for p in points]
     dupes = {i for i in ids if ids.count(i) > 1}
     if dupes:
@@ -120,8 +128,10 @@ class Progress:
         width = 24
         filled = int(width * self.done / self.total) if self.total else width
         bar = "#" * filled + "." * (width - filled)
-        return (f"[{bar}] {self.done}/{self.total} points, elapsed {_dur(elapsed)}, "
-                f"ETA {_dur(eta)} | {point.id}: {figure}")
+        return (
+            f"[{bar}] {self.done}/{self.total} points, elapsed {_dur(elapsed)}, "
+            f"ETA {_dur(eta)} | {point.id}: {figure}"
+        )
 
     def tick(self, point: Point, figure: str) -> None:
         print(self.line(point, figure), file=self.out, flush=True)
@@ -142,8 +152,13 @@ def figure_of(doc: dict) -> str:
     return f"{doc.get('status', '?')}: {txt}"
 
 
-def run_sweep(profile_name: str, axes: list[str], resume: str | None = None,
-              overrides: dict | None = None, root: Path | None = None) -> tuple[Path, int]:
+def run_sweep(
+    profile_name: str,
+    axes: list[str],
+    resume: str | None = None,
+    overrides: dict | None = None,
+    root: Path | None = None,
+) -> tuple[Path, int]:
     """Run (or resume) a sweep; returns the run directory and the number of failed points."""
     from harness.points import measure_point
     from plots import charts
@@ -155,18 +170,32 @@ def run_sweep(profile_name: str, axes: list[str], resume: str | None = None,
     run.manifest.update(profile=profile_name, axes=axes or list(profile["axes"]))
     finished = run.done_points() if resume else set()
     todo = [p for p in points if p.id not in finished]
-    print(f"sweep {run.id}: profile {profile_name}, {len(points)} points"
-          f"{f', {len(points) - len(todo)} already done' if finished else ''}; "
-          f"results in {run.dir}", file=sys.stderr, flush=True)
+    print(
+        f"sweep {run.id}: profile {profile_name}, {len(points)} points"
+        f"{f', {len(points) - len(todo)} already done' if finished else ''}; "
+        f"results in {run.dir}",
+        file=sys.stderr,
+        flush=True,
+    )
     progress = Progress(len(points), skipped=len(points) - len(todo))
     failed = 0
     status = "complete"
     try:
         for point in todo:
             try:
-                doc = measure_point(run, point.id, point.spec, meta={"sweep": {
-                    "profile": profile_name, "axis": point.axis, "series": point.series,
-                    "x": point.x}})
+                doc = measure_point(
+                    run,
+                    point.id,
+                    point.spec,
+                    meta={
+                        "sweep": {
+                            "profile": profile_name,
+                            "axis": point.axis,
+                            "series": point.series,
+                            "x": point.x,
+                        }
+                    },
+                )
             except PointFailed:
                 failed += 1
                 doc = results.load_point(run.point_path(point.id))
@@ -175,8 +204,7 @@ def run_sweep(profile_name: str, axes: list[str], resume: str | None = None,
         status = "incomplete"
         raise
     finally:
-        run.finish(status if not failed or status != "complete" else "failed",
-                   failed_points=failed)
+        run.finish(status if not failed or status != "complete" else "failed", failed_points=failed)
         try:
             for path in charts.render_run(run.dir):
                 print(f"chart: {path}", file=sys.stderr)
@@ -193,7 +221,9 @@ def main(args) -> int:
         overrides["consumer"] = args.consumer.split(",")
     run_dir, failed = run_sweep(args.profile, args.axes, args.resume, overrides or None)
     if failed:
-        print(f"bench sweep: error: {failed} point(s) failed; see {run_dir}/summary.csv",
-              file=sys.stderr)
+        print(
+            f"bench sweep: error: {failed} point(s) failed; see {run_dir}/summary.csv",
+            file=sys.stderr,
+        )
         return 1
     return 0

@@ -50,10 +50,12 @@ def client_or_skip(name: str) -> clients.Resolved:
     return r
 
 
-def run_client(r: clients.Resolved, role: str, args: list[str], timeout: float = 120,
-               **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(r.client.argv(role) + args, capture_output=True, text=True,
-                          timeout=timeout, **kw)
+def run_client(
+    r: clients.Resolved, role: str, args: list[str], timeout: float = 120, **kw
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        r.client.argv(role) + args, capture_output=True, text=True, timeout=timeout, **kw
+    )
 
 
 def events(stdout: str) -> list[dict]:

@@ -18,8 +18,11 @@ pytestmark = pytest.mark.integration
 
 
 def test_broker_binds_loopback_only_and_stops_on_sigterm(sup, broker):
-    listening = {c.laddr for c in psutil.Process(broker.child.pid).net_connections("inet")
-                 if c.status == psutil.CONN_LISTEN}
+    listening = {
+        c.laddr
+        for c in psutil.Process(broker.child.pid).net_connections("inet")
+        if c.status == psutil.CONN_LISTEN
+    }
     assert {a.port for a in listening} == set(broker.ports)  # no JMX, nothing else
     assert {a.ip for a in listening} == {"127.0.0.1"}
     sup.stop(broker.child)
@@ -29,15 +32,21 @@ def test_broker_binds_loopback_only_and_stops_on_sigterm(sup, broker):
 
 def test_rendered_xml_is_accepted_by_the_launcher_check(tmp_path):
     need_broker_built()
-    spec = brokers.BrokerSpec(name="chk", persistence="kahadb", data_dir=tmp_path,
-                              openwire_port=1, stomp_port=2, ws_port=3)
+    spec = brokers.BrokerSpec(
+        name="chk",
+        persistence="kahadb",
+        data_dir=tmp_path,
+        openwire_port=1,
+        stomp_port=2,
+        ws_port=3,
+    )
     xml = tmp_path / "activemq.xml"
     xml.write_text(brokers.render(spec))
-    r = subprocess.run(brokers.java_argv(xml, "256m", ["--check"]), capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run(
+        brokers.java_argv(xml, "256m", ["--check"]), capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr[-2000:]
-    assert json.loads(r.stdout.strip().splitlines()[-1]) == {"event": "checked",
-                                                             "broker": "chk"}
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == {"event": "checked", "broker": "chk"}
 
 
 def test_one_message_round_trip(broker, queue_name, tmp_path):
@@ -75,18 +84,34 @@ def test_persistent_burst_on_kahadb_survives_a_broker_restart(sup, tmp_path, que
     store = tmp_path / "store"
     spec = brokers.BrokerSpec(name="durable", persistence="kahadb", data_dir=store)
     b = brokers.start(sup, spec, tmp_path)
-    prod = run_client(py, "producer", ["--url", b.stomp_url, "--destinations", queue_name,
-                                       "--count", "1000", "--persistent"])
+    prod = run_client(
+        py,
+        "producer",
+        ["--url", b.stomp_url, "--destinations", queue_name, "--count", "1000", "--persistent"],
+    )
     assert prod.returncode == 0, prod.stderr
     sup.stop(b.child)
     assert b.child.returncode in (0, 143)
     spec2 = brokers.BrokerSpec(name="durable", persistence="kahadb", data_dir=store)
     b2 = brokers.start(sup, spec2, tmp_path)  # new ports, same store
-    cons = run_client(py, "consumer", ["--url", b2.stomp_url, "--destinations", queue_name,
-                                       "--count", "1000", "--records", str(tmp_path / "c.tsv")])
+    cons = run_client(
+        py,
+        "consumer",
+        [
+            "--url",
+            b2.stomp_url,
+            "--destinations",
+            queue_name,
+            "--count",
+            "1000",
+            "--records",
+            str(tmp_path / "c.tsv"),
+        ],
+    )
     assert cons.returncode == 0, cons.stderr
-    seqs = sorted(int(line.split("\t")[1])
-                  for line in (tmp_path / "c.tsv").read_text().splitlines()[1:])
+    seqs = sorted(
+        int(line.split("\t")[1]) for line in (tmp_path / "c.tsv").read_text().splitlines()[1:]
+    )
     assert seqs == list(range(1000))
 
 
@@ -94,9 +119,25 @@ def test_bench_run_writes_a_result_with_the_stable_keys(tmp_path):
     need_broker_built()
     client_or_skip("stomp-py")
     env = {**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)}
-    r = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--consumers", "2",
-                        "--count", "3000", "--bursts", "3"], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            "--consumers",
+            "2",
+            "--count",
+            "3000",
+            "--bursts",
+            "3",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert "recv msg/s: median" in r.stdout and "lost 0" in r.stdout
     latest = tmp_path / "latest"

@@ -26,18 +26,35 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
-                         ids=["SIGINT", "SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["SIGINT", "SIGTERM", "SIGKILL"]
+)
 def test_interrupted_run_leaves_nothing_behind(sig, tmp_path):
     need_broker_built()
     client_or_skip("stomp-py")
     env = {**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)}
     # rate-limited so the run is surely mid-burst when the signal comes
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", "--consumers", "2", "--count", "100000",
-         "--rate", "2000", "--bursts", "2"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            "--consumers",
+            "2",
+            "--count",
+            "100000",
+            "--rate",
+            "2000",
+            "--bursts",
+            "2",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         harness = psutil.Process(proc.pid)
         deadline = time.monotonic() + 120
@@ -54,8 +71,11 @@ def test_interrupted_run_leaves_nothing_behind(sig, tmp_path):
         kids = harness.children(recursive=True)
         for k in kids:
             try:
-                ports |= {c.laddr.port for c in k.net_connections("inet")
-                          if c.status == psutil.CONN_LISTEN}
+                ports |= {
+                    c.laddr.port
+                    for c in k.net_connections("inet")
+                    if c.status == psutil.CONN_LISTEN
+                }
             except psutil.NoSuchProcess:
                 pass
         assert len(ports) >= 3, "the broker's ports should be listening"

@@ -10,28 +10,30 @@ BENCH = [sys.executable, "-m", "harness.cli"]
 
 
 def bench(*args):
-    return subprocess.run(BENCH + list(args), capture_output=True, text=True, cwd=ROOT,
-                          timeout=60)
+    return subprocess.run(BENCH + list(args), capture_output=True, text=True, cwd=ROOT, timeout=60)
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["run", "--count", "0"], "--count"),
-    (["run", "--count", "ten"], "not an integer"),
-    (["run", "--size", "-1"], "--size"),
-    (["run", "--consumers", "0"], "--consumers"),
-    (["run", "--rate", "nan"], "--rate"),
-    (["run", "--ack", "maybe"], "--ack"),
-    (["run", "--producer", "cobol"], "unknown client 'cobol'"),
-    (["run", "--consumer", "stompjs:carrier-pigeon"], "no transport"),
-    (["run", "--persistence", "floppy"], "unknown persistence"),
-    (["run", "--topology", "ring"], "unknown topology"),
-    (["run", "--size", "99999999999"], "size must be"),
-    (["run", "--bogus"], "unrecognized arguments"),
-    (["sweep", "--profile", "nope"], "unknown profile"),
-    (["sweep", "nosuchaxis"], "no axis"),
-    (["plot", "no-such-run"], "no run"),
-    (["frobnicate"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["run", "--count", "0"], "--count"),
+        (["run", "--count", "ten"], "not an integer"),
+        (["run", "--size", "-1"], "--size"),
+        (["run", "--consumers", "0"], "--consumers"),
+        (["run", "--rate", "nan"], "--rate"),
+        (["run", "--ack", "maybe"], "--ack"),
+        (["run", "--producer", "cobol"], "unknown client 'cobol'"),
+        (["run", "--consumer", "stompjs:carrier-pigeon"], "no transport"),
+        (["run", "--persistence", "floppy"], "unknown persistence"),
+        (["run", "--topology", "ring"], "unknown topology"),
+        (["run", "--size", "99999999999"], "size must be"),
+        (["run", "--bogus"], "unrecognized arguments"),
+        (["sweep", "--profile", "nope"], "unknown profile"),
+        (["sweep", "nosuchaxis"], "no axis"),
+        (["plot", "no-such-run"], "no run"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
 def test_bench_bad_input_is_one_line_and_exit_2(args, needle):
     r = bench(*args)
     assert r.returncode == 2, r.stderr
@@ -43,6 +45,7 @@ def test_bench_bad_input_is_one_line_and_exit_2(args, needle):
 
 def test_bench_help_lists_every_registered_client():
     from harness import clients
+
     r = bench("run", "--help")
     assert r.returncode == 0
     for name in clients.names():
@@ -50,17 +53,24 @@ def test_bench_help_lists_every_registered_client():
 
 
 @pytest.mark.parametrize("role", ["producer", "consumer"])
-@pytest.mark.parametrize("args, needle", [
-    ([], "required"),
-    (["--url", "http://x:1", "--destinations", "q"], "--url"),
-    (["--url", "stomp://127.0.0.1:1", "--destinations", "a,,b"], "destination"),
-    (["--url", "stomp://127.0.0.1:1", "--destinations", "q", "--size", "0"], "--size"),
-    (["--url", "stomp://127.0.0.1:1", "--destinations", "q", "--id", "a b"], "--id"),
-    (["--url", "stomp://127.0.0.1:1", "--destinations", "q", "--whatever"], "unrecognized"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        ([], "required"),
+        (["--url", "http://x:1", "--destinations", "q"], "--url"),
+        (["--url", "stomp://127.0.0.1:1", "--destinations", "a,,b"], "destination"),
+        (["--url", "stomp://127.0.0.1:1", "--destinations", "q", "--size", "0"], "--size"),
+        (["--url", "stomp://127.0.0.1:1", "--destinations", "q", "--id", "a b"], "--id"),
+        (["--url", "stomp://127.0.0.1:1", "--destinations", "q", "--whatever"], "unrecognized"),
+    ],
+)
 def test_python_client_bad_args(role, args, needle):
-    r = subprocess.run([sys.executable, str(ROOT / "clients" / "python" / f"{role}.py"), *args],
-                       capture_output=True, text=True, timeout=30)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "clients" / "python" / f"{role}.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], r.stderr

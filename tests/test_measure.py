@@ -70,17 +70,23 @@ def test_measured_excludes_warmup_only_with_several_bursts():
 
 def test_spread():
     assert measure.spread([3.0, 1.0, 2.0]) == {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3}
-    assert measure.spread([4.0, 1.0]) ["median"] == 2.5
+    assert measure.spread([4.0, 1.0])["median"] == 2.5
     assert measure.spread([])["n"] == 0
 
 
 def test_accounting_loss_duplicates_reorder_foreign_body():
     sent = [("p1", s, 0, 0) for s in range(5)] + [("p2", s, 0, 0) for s in range(2)]
-    c1 = [rec("p1", 0, 0, 0, 1), rec("p1", 2, 0, 0, 2), rec("p1", 1, 0, 0, 3),  # 1 reorder
-          rec("p2", 0, 0, 0, 4)]
-    c2 = [rec("p1", 2, 0, 0, 5, redo=True),  # duplicate across consumers (redelivered)
-          rec("p2", 1, 0, 0, 6, nbytes=5),  # wrong length
-          rec("p9", 0, 0, 0, 7)]  # a bench message this run never sent
+    c1 = [
+        rec("p1", 0, 0, 0, 1),
+        rec("p1", 2, 0, 0, 2),
+        rec("p1", 1, 0, 0, 3),  # 1 reorder
+        rec("p2", 0, 0, 0, 4),
+    ]
+    c2 = [
+        rec("p1", 2, 0, 0, 5, redo=True),  # duplicate across consumers (redelivered)
+        rec("p2", 1, 0, 0, 6, nbytes=5),  # wrong length
+        rec("p9", 0, 0, 0, 7),
+    ]  # a bench message this run never sent
     a = measure.account(sent, {"c1": c1, "c2": c2}, foreign_reported=2, size=6)
     assert a.sent == 7
     assert a.received == 5  # p1#0,1,2  p2#0,1
@@ -97,16 +103,22 @@ def test_accounting_loss_duplicates_reorder_foreign_body():
 def test_reorder_is_per_queue_and_producer():
     sent = [("p", s, 0, 0) for s in range(4)]
     # seq 0,2 on queue a and 1,3 on queue b, interleaved as b1 a0 b3 a2: in order per queue
-    c = [rec("p", 1, 0, 0, 1, dest="b"), rec("p", 0, 0, 0, 2, dest="a"),
-         rec("p", 3, 0, 0, 3, dest="b"), rec("p", 2, 0, 0, 4, dest="a")]
+    c = [
+        rec("p", 1, 0, 0, 1, dest="b"),
+        rec("p", 0, 0, 0, 2, dest="a"),
+        rec("p", 3, 0, 0, 3, dest="b"),
+        rec("p", 2, 0, 0, 4, dest="a"),
+    ]
     a = measure.account(sent, {"c": c})
     assert a.out_of_order == 0 and a.lost == 0 and a.ok()
 
 
 def test_read_records(tmp_path):
     p = tmp_path / "c.tsv"
-    p.write_text("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\n"
-                 "p1\t7\t1\t100\t250\t6\t1\t0\tq.a\n")
+    p.write_text(
+        "#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\n"
+        "p1\t7\t1\t100\t250\t6\t1\t0\tq.a\n"
+    )
     (r,) = measure.read_consumer_records(p)
     assert (r.producer, r.seq, r.burst, r.sent_ns, r.recv_ns) == ("p1", 7, 1, 100, 250)
     assert r.body_ok and not r.redelivered and r.dest == "q.a"

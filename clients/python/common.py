@@ -119,10 +119,12 @@ def parse(role: str, argv=None) -> argparse.Namespace:
     return args
 
 
-def connect(args):
+def connect(args, listener: Listener | None = None):
     """Connect within --connect-timeout or exit 3 naming the address.
 
-    Returns the connection and its ``Receipts`` listener."""
+    One listener only: stomp.py calls every listener for every frame, so a second one
+    would cost the hot path. Returns the connection and the listener."""
+    listener = listener or Listener()
     conn = stomp.Connection11(
         [(args.host, args.port)],
         reconnect_attempts_max=1,
@@ -132,34 +134,35 @@ def connect(args):
     )
     if args.ssl:
         conn.set_ssl(for_hosts=[(args.host, args.port)])
-    receipts = Receipts()
-    conn.set_listener("receipts", receipts)
-    errors = ErrorCatcher()
-    conn.set_listener("errors", errors)
+    conn.set_listener("bench", listener)
     deadline = time.monotonic() + args.connect_timeout
     try:
         conn.connect(args.user, args.password, wait=True)
     except Exception as e:  # stomp.py raises several kinds; all mean the same here
-        why = errors.message or type(e).__name__
-        fail(3, f"cannot connect to {args.url}: {why}")
+        fail(3, f"cannot connect to {args.url}: {listener.error or type(e).__name__}")
     if time.monotonic() > deadline or not conn.is_connected():
-        fail(3, f"cannot connect to {args.url}: {errors.message or 'timed out'}")
-    return conn, receipts
+        fail(3, f"cannot connect to {args.url}: {listener.error or 'timed out'}")
+    return conn, listener
 
 
-class Receipts(stomp.ConnectionListener):
-    """Wakes the sender when the broker confirms a frame sent with a ``receipt`` header."""
+class Listener(stomp.ConnectionListener):
+    """Receipts (wakes whoever waits for one) and errors; consumers add ``on_message``."""
 
     def __init__(self):
         self.cond = threading.Condition()
         self.seen = set()
+        self.error = ""
 
     def on_receipt(self, frame):
         with self.cond:
             self.seen.add(frame.headers.get("receipt-id"))
             self.cond.notify_all()
 
+    def on_error(self, frame):
+        self.error = frame.headers.get("message", "") or frame.body.decode(errors="replace")
+
     def wait(self, receipt: str, timeout: float, connected) -> bool:
+        """Wait for the broker's RECEIPT for ``receipt``; False on timeout or disconnect."""
         deadline = time.monotonic() + timeout
         with self.cond:
             while receipt not in self.seen:
@@ -171,18 +174,6 @@ class Receipts(stomp.ConnectionListener):
             return True
 
 
-class ErrorCatcher(stomp.ConnectionListener):
-    def __init__(self):
-        self.message = ""
-        self.lost = False
-
-    def on_error(self, frame):
-        self.message = frame.headers.get("message", "") or frame.body.decode(errors="replace")
-
-    def on_disconnected(self):
-        self.lost = True
-
-
 _out_lock = threading.Lock()
 
 
@@ -191,12 +182,6 @@ def emit(event: str, **fields) -> None:
     with _out_lock:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
-
-
-def body(seq: int, size: int, filler: bytes) -> bytes:
-    """Exactly ``size`` bytes: the 6-digit counter, then ``x``."""
-    counter = b"%06d" % (seq % 1000000)
-    return counter[:size] + filler[: size - 6] if size > 6 else counter[:size]
 
 
 class Ticker(threading.Thread):

@@ -1,0 +1,26 @@
+"""Minimal stomp.py receive loop (reference for clients/python): URL QUEUE COUNT"""
+
+import json, sys, threading, time  # noqa: E401
+from urllib.parse import urlsplit
+
+import stomp
+
+url, queue, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+u = urlsplit(url)
+conn = stomp.Connection11([(u.hostname, u.port)], auto_decode=False)
+times, done = [], threading.Event()
+
+
+class L(stomp.ConnectionListener):  # noqa: E701
+    def on_message(self, frame):
+        times.append(time.time_ns())
+        if len(times) == count:
+            done.set()
+
+
+conn.set_listener("l", L())
+conn.connect(wait=True)
+conn.subscribe("/queue/" + queue, id="1", ack="auto", headers={"activemq.prefetchSize": "1000"})
+done.wait(600)
+conn.disconnect()
+print(json.dumps({"count": len(times), "first_ns": times[0], "last_ns": times[-1]}))
