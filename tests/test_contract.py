@@ -1,0 +1,217 @@
+"""Every registered client speaks clients/contract.md, and every producer works with every
+consumer — STOMP <-> OpenWire included. Pairs are parametrized at collection."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import subprocess
+import time
+import uuid
+
+import pytest
+from conftest import client_or_skip, events, need_broker_built, run_client
+
+from harness import brokers, clients, measure
+from harness.procs import Supervisor
+from harness.run import PointSpec, Runner, metrics
+
+pytestmark = pytest.mark.integration
+
+SPECS = [*clients.LANGUAGE_CLIENTS, "stompjs:tcp", "akka-bridge"]
+PAIRS = [*clients.LANGUAGE_CLIENTS]
+
+
+@pytest.fixture(scope="module")
+def shared_broker(tmp_path_factory):
+    need_broker_built()
+    work = tmp_path_factory.mktemp("contract-broker")
+    sup = Supervisor(work / "logs")
+    try:
+        yield brokers.start(sup, brokers.BrokerSpec(name="contract"), work)
+    finally:
+        sup.stop_all()
+
+
+def _url(broker, r):
+    return broker.url_for(r.protocol)
+
+
+def pair_run(broker, prod: clients.Resolved, cons: clients.Resolved, count: int, size: int,
+             tmp, queue: str | None = None, prod_id: str = "px"):
+    """Consumer waits for count messages; producer sends them. Returns both records."""
+    queue = queue or f"contract.{uuid.uuid4().hex[:8]}"
+    crec, prec = tmp / f"c-{uuid.uuid4().hex[:6]}.tsv", tmp / f"p-{uuid.uuid4().hex[:6]}.tsv"
+    consumer = subprocess.Popen(
+        cons.client.argv("consumer") + ["--url", _url(broker, cons), "--destinations", queue,
+                                        "--count", str(count), "--records", str(crec)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = consumer.stdout.readline()
+        assert json.loads(first)["event"] == "ready", first + consumer.stderr.read()
+        p = run_client(prod, "producer", ["--url", _url(broker, prod), "--destinations", queue,
+                                          "--count", str(count), "--size", str(size),
+                                          "--id", prod_id, "--records", str(prec)])
+        assert p.returncode == 0, p.stderr
+        out, err = consumer.communicate(timeout=120)
+        assert consumer.returncode == 0, err
+    finally:
+        if consumer.poll() is None:
+            consumer.kill()
+            consumer.communicate()
+    done = events(first + out)[-1]
+    return (measure.read_producer_records(prec), measure.read_consumer_records(crec), done)
+
+
+# -- each client on its own ----------------------------------------------------------------
+@pytest.mark.parametrize("spec", SPECS)
+def test_version_answers(spec):
+    r = client_or_skip(spec)
+    for role in ("producer", "consumer"):
+        out = run_client(r, role, ["--version"], timeout=60)
+        assert out.returncode == 0, out.stderr
+        v = json.loads(out.stdout.strip().splitlines()[-1])
+        assert v["client"] == r.client.name and v["library"] and v["runtime"]
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_help_answers(spec):
+    r = client_or_skip(spec)
+    for role in ("producer", "consumer"):
+        out = run_client(r, role, ["--help"], timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert "--destinations" in out.stdout
+
+
+BAD = [
+    ["--destinations", "q"],  # no --url
+    ["--url", "URL", "--destinations", "q", "--no-such-option"],
+    ["--url", "URL", "--destinations", "q", "--count", "-5"],
+    ["--url", "URL", "--destinations", "q", "--size", "zero"],
+    ["--url", "URL", "--destinations", "q", "--id", "has space"],
+    ["--url", "gopher://127.0.0.1:1", "--destinations", "q"],
+]
+
+
+@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("bad", range(len(BAD)))
+def test_bad_argument_exits_2_with_one_line(spec, bad):
+    r = client_or_skip(spec)
+    url = "stomp://127.0.0.1:1" if r.protocol == "stomp" else (
+        "ws://127.0.0.1:1/" if r.protocol == "ws" else "tcp://127.0.0.1:1")
+    args = [url if a == "URL" else a for a in BAD[bad]]
+    for role in ("producer", "consumer"):
+        out = run_client(r, role, args, timeout=60)
+        lines = out.stderr.strip().splitlines()
+        assert out.returncode == 2, (role, args, out.stderr)
+        assert len(lines) == 1 and lines[0].startswith("error:"), (role, args, out.stderr)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_unreachable_broker_exits_3_naming_the_address(spec):
+    r = client_or_skip(spec)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    scheme = {"stomp": "stomp", "ws": "ws", "openwire": "tcp"}[r.protocol]
+    url = f"{scheme}://127.0.0.1:{port}" + ("/" if scheme == "ws" else "")
+    t0 = time.monotonic()
+    out = run_client(r, "consumer", ["--url", url, "--destinations", "q",
+                                     "--connect-timeout", "5"], timeout=60)
+    assert out.returncode == 3, out.stderr
+    assert time.monotonic() - t0 < 20
+    assert f"127.0.0.1:{port}" in out.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_one_message_round_trip(spec, shared_broker, tmp_path):
+    r = client_or_skip(spec)
+    sent, got, done = pair_run(shared_broker, r, r, 1, 32, tmp_path)
+    assert done["received"] == 1 and len(got) == 1
+    assert (got[0].producer, got[0].seq, got[0].nbytes, got[0].body_ok) == ("px", 0, 32, True)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_ten_thousand_burst_exact_accounting(spec, shared_broker, tmp_path):
+    r = client_or_skip(spec)
+    sent, got, done = pair_run(shared_broker, r, r, 10000, 6, tmp_path)
+    a = measure.account(sent, {"c": got}, done.get("foreign", 0), size=6)
+    assert (a.sent, a.received, a.lost, a.duplicates, a.body_errors) == (10000, 10000, 0, 0, 0)
+    assert a.out_of_order == 0
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_foreign_messages_are_counted_not_fatal(spec, shared_broker, tmp_path):
+    """A message without the bench headers is foreign: counted, acknowledged, no crash."""
+    import stomp
+    r = client_or_skip(spec)
+    q = f"contract.foreign.{uuid.uuid4().hex[:8]}"
+    conn = stomp.Connection11([("127.0.0.1", shared_broker.spec.stomp_port)])
+    conn.connect(wait=True)
+    conn.send("/queue/" + q, "not a bench message", headers={"bb_seq": "not-a-number"})
+    conn.send("/queue/" + q, b"\x00\xffbinary junk")
+    conn.disconnect(receipt="bye")
+    py = clients.resolve("stomp-py")
+    # 2 foreign + 3 bench messages; the consumer stops after 5 of any kind? No: after 3 bench
+    # messages it may stop, so use --gate and stop it once the producer is done.
+    crec = tmp_path / "c.tsv"
+    consumer = subprocess.Popen(
+        r.client.argv("consumer") + ["--url", _url(shared_broker, r), "--destinations", q,
+                                     "--gate", "--records", str(crec)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert json.loads(consumer.stdout.readline())["event"] == "ready"
+        p = run_client(py, "producer", ["--url", shared_broker.stomp_url, "--destinations", q,
+                                        "--count", "3"])
+        assert p.returncode == 0, p.stderr
+        deadline = time.monotonic() + 30
+        lines = []
+        while time.monotonic() < deadline:
+            line = consumer.stdout.readline()
+            lines.append(line)
+            ev = json.loads(line)
+            if ev["event"] == "tick" and ev["received"] >= 3:
+                break
+        consumer.stdin.write("stop\n")
+        consumer.stdin.flush()
+        out, err = consumer.communicate(timeout=60)
+    finally:
+        if consumer.poll() is None:
+            consumer.kill()
+            consumer.communicate()
+    assert consumer.returncode == 0, err
+    done = events(out)[-1]
+    assert done["event"] == "done" and done["received"] == 3 and done["foreign"] == 2
+
+
+# -- every producer with every consumer -----------------------------------------------------
+@pytest.mark.parametrize("prod_spec, cons_spec", list(itertools.product(PAIRS, PAIRS)),
+                         ids=[f"{p}->{c}" for p, c in itertools.product(PAIRS, PAIRS)])
+def test_pair_headers_and_bodies_survive(prod_spec, cons_spec, shared_broker, tmp_path):
+    prod, cons = client_or_skip(prod_spec), client_or_skip(cons_spec)
+    sent, got, done = pair_run(shared_broker, prod, cons, 1000, 100, tmp_path,
+                               prod_id=f"p-{prod.client.language}")
+    a = measure.account(sent, {"c": got}, done.get("foreign", 0), size=100)
+    assert (a.sent, a.received, a.lost, a.duplicates, a.foreign, a.body_errors) == \
+        (1000, 1000, 0, 0, 0, 0)
+    sent_ns = {s: t for _p, s, _b, t in sent}
+    for rec in got:
+        assert rec.producer == f"p-{prod.client.language}" and rec.burst == 0
+        assert rec.nbytes == 100 and rec.body_ok
+        # the header carries the producer's own stamp, to the nanosecond
+        assert rec.sent_ns == sent_ns[rec.seq]
+        assert rec.recv_ns >= rec.sent_ns
+
+
+def test_four_languages_compete_on_one_queue(tmp_path):
+    specs = [client_or_skip(s).label for s in PAIRS]
+    spec = PointSpec(producer=["net-stomp"] if "net-stomp" in specs else [specs[0]],
+                     consumer=specs, consumers=4, count=8000, bursts=1)
+    out = Runner(spec, tmp_path / "point").run()
+    sets = [{(r.producer, r.seq) for r in recs} for recs in out.consumer_records.values()]
+    sent = {(p, s) for p, s, _b, _t in out.producer_records}
+    assert len(sets) == 4 and all(sets), "each language should receive a share"
+    assert sum(len(s) for s in sets) == len(sent) == 8000
+    assert set.union(*sets) == sent
+    assert metrics(out)["accounting"]["lost"] == 0
