@@ -26,6 +26,7 @@ REF_STYLE = {"color": "#b03a2e", "linestyle": ":", "linewidth": 1.4}
 def _load(run_dir: Path) -> tuple[dict, list[dict]]:
     # results.load_run would do, but plots reads files on its own (no harness import needed)
     import json
+
     manifest = json.loads((run_dir / "run.json").read_text())
     points = []
     for p in sorted((run_dir / "points").glob("*.json")):
@@ -43,16 +44,28 @@ def footer(manifest: dict, points: list[dict]) -> str:
     for p in points:
         broker = p.get("versions", {}).get("broker", {}).get("version") or broker
     date = (manifest.get("started") or dt.date.today().isoformat())[:10]
-    return (f"ActiveMQ Classic {broker} | {m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
-            f"{date} | commit {manifest.get('git_commit', '?')} | run {manifest.get('run_id')}")
+    return (
+        f"ActiveMQ Classic {broker} | {m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
+        f"{date} | commit {manifest.get('git_commit', '?')} | run {manifest.get('run_id')}"
+    )
 
 
 def _finish(fig, ax, manifest, points, path: Path, note: str = "") -> Path:
-    fig.text(0.01, 0.005, footer(manifest, points), fontsize=6.5, color="#555555",
-             ha="left", va="bottom")
+    fig.text(
+        0.01, 0.005, footer(manifest, points), fontsize=6.5, color="#555555", ha="left", va="bottom"
+    )
     if note:
-        ax.text(0.99, 0.99, note, transform=ax.transAxes, ha="right", va="top", fontsize=7,
-                color="#333333", bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
+        ax.text(
+            0.99,
+            0.99,
+            note,
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            fontsize=7,
+            color="#333333",
+            bbox={"facecolor": "white", "alpha": 0.8, "lw": 0},
+        )
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -70,8 +83,10 @@ def _busiest_note(points: list[dict]) -> str:
     if not b:
         return ""
     bound = "CPU-bound" if b.get("cpu_bound") else "not CPU-bound"
-    return (f"at the peak ({peak.get('point')}): busiest {b['process']} "
-            f"{b['cpu_share']:.2f} cores, {bound}")
+    return (
+        f"at the peak ({peak.get('point')}): busiest {b['process']} "
+        f"{b['cpu_share']:.2f} cores, {bound}"
+    )
 
 
 def _series(points: list[dict], x_key: str) -> dict[str, list[tuple]]:
@@ -88,10 +103,18 @@ def _series(points: list[dict], x_key: str) -> dict[str, list[tuple]]:
 
 
 def _whisker(ax, xs, med, lo, hi, label, marker="o", linestyle="-", color=None):
-    yerr = [[max(0, m - low) for m, low in zip(med, lo)], [max(0, h - m) for m, h in
-                                                           zip(med, hi)]]
-    return ax.errorbar(xs, med, yerr=yerr, label=label, marker=marker, linestyle=linestyle,
-                       capsize=3, markersize=4, color=color)
+    yerr = [[max(0, m - low) for m, low in zip(med, lo)], [max(0, h - m) for m, h in zip(med, hi)]]
+    return ax.errorbar(
+        xs,
+        med,
+        yerr=yerr,
+        label=label,
+        marker=marker,
+        linestyle=linestyle,
+        capsize=3,
+        markersize=4,
+        color=color,
+    )
 
 
 def _rates(pts, key):
@@ -101,9 +124,20 @@ def _rates(pts, key):
     return med, lo, hi
 
 
-def chart_by_numeric(manifest, points, axis: str, x_key: str, path: Path, *, logx=False,
-                     xlabel: str, refs: list[tuple[float, str]] = (), twin_kib=False,
-                     twin_fds=False, vline: tuple[float, str] | None = None) -> Path:
+def chart_by_numeric(
+    manifest,
+    points,
+    axis: str,
+    x_key: str,
+    path: Path,
+    *,
+    logx=False,
+    xlabel: str,
+    refs: list[tuple[float, str]] = (),
+    twin_kib=False,
+    twin_fds=False,
+    vline: tuple[float, str] | None = None,
+) -> Path:
     fig, ax = plt.subplots(figsize=(8.5, 5))
     twin = ax.twinx() if (twin_kib or twin_fds) else None
     for label, pts in sorted(_series(points, x_key).items()):
@@ -112,23 +146,60 @@ def chart_by_numeric(manifest, points, axis: str, x_key: str, path: Path, *, log
         med, lo, hi = _rates(pts, "recv")
         line = _whisker(ax, xs, med, lo, hi, f"{label} receive")
         smed, slo, shi = _rates(pts, "send")
-        _whisker(ax, xs, smed, slo, shi, f"{label} send", marker="x", linestyle="--",
-                 color=line.lines[0].get_color())
+        _whisker(
+            ax,
+            xs,
+            smed,
+            slo,
+            shi,
+            f"{label} send",
+            marker="x",
+            linestyle="--",
+            color=line.lines[0].get_color(),
+        )
         if twin_kib:
-            twin.plot(xs, [m * x / 1024 for m, x in zip(med, xs)], linestyle="-.", alpha=0.6,
-                      color=line.lines[0].get_color(), label=f"{label} KiB/s")
+            twin.plot(
+                xs,
+                [m * x / 1024 for m, x in zip(med, xs)],
+                linestyle="-.",
+                alpha=0.6,
+                color=line.lines[0].get_color(),
+                label=f"{label} KiB/s",
+            )
         if twin_fds:
             fds = [_broker_fds(p) for _, p in pts]
-            twin.plot(xs, fds, linestyle="-.", marker="s", markersize=3, alpha=0.6,
-                      color=line.lines[0].get_color(), label=f"{label} broker open files")
+            twin.plot(
+                xs,
+                fds,
+                linestyle="-.",
+                marker="s",
+                markersize=3,
+                alpha=0.6,
+                color=line.lines[0].get_color(),
+                label=f"{label} broker open files",
+            )
     for y, text in refs:
         ax.axhline(y, **REF_STYLE)
-        ax.annotate(text, (0.99, y), xycoords=("axes fraction", "data"), fontsize=7,
-                    color=REF_STYLE["color"], va="bottom", ha="right")
+        ax.annotate(
+            text,
+            (0.99, y),
+            xycoords=("axes fraction", "data"),
+            fontsize=7,
+            color=REF_STYLE["color"],
+            va="bottom",
+            ha="right",
+        )
     if vline:
         ax.axvline(vline[0], **REF_STYLE)
-        ax.annotate(vline[1], (vline[0], 0.5), xycoords=("data", "axes fraction"), fontsize=7,
-                    color=REF_STYLE["color"], rotation=90, ha="right")
+        ax.annotate(
+            vline[1],
+            (vline[0], 0.5),
+            xycoords=("data", "axes fraction"),
+            fontsize=7,
+            color=REF_STYLE["color"],
+            rotation=90,
+            ha="right",
+        )
     if logx:
         ax.set_xscale("log", base=2)
     ax.set_xlabel(xlabel)
@@ -140,8 +211,13 @@ def chart_by_numeric(manifest, points, axis: str, x_key: str, path: Path, *, log
         twin.set_ylim(bottom=0)
         if twin_kib:
             lo_ref, hi_ref = BLOG["bandwidth_ceiling_kib_per_s"]
-            twin.axhspan(lo_ref, hi_ref, color=REF_STYLE["color"], alpha=0.12,
-                         label="blog 2008: bandwidth ceiling 400-500 KB/s")
+            twin.axhspan(
+                lo_ref,
+                hi_ref,
+                color=REF_STYLE["color"],
+                alpha=0.12,
+                label="blog 2008: bandwidth ceiling 400-500 KB/s",
+            )
         h1, l1 = ax.get_legend_handles_labels()
         h2, l2 = twin.get_legend_handles_labels()
         ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="best")
@@ -153,12 +229,21 @@ def chart_by_numeric(manifest, points, axis: str, x_key: str, path: Path, *, log
 
 def _broker_fds(p: dict) -> float:
     procs = p.get("resources", {}).get("processes", [])
-    return max((pr["max_open_files"] for pr in procs if pr.get("role") == "broker"),
-               default=math.nan)
+    return max(
+        (pr["max_open_files"] for pr in procs if pr.get("role") == "broker"), default=math.nan
+    )
 
 
-def chart_by_category(manifest, points, axis: str, x_key: str, path: Path, *, order=None,
-                      ref_ratios: dict[str, tuple[float, str]] | None = None) -> Path:
+def chart_by_category(
+    manifest,
+    points,
+    axis: str,
+    x_key: str,
+    path: Path,
+    *,
+    order=None,
+    ref_ratios: dict[str, tuple[float, str]] | None = None,
+) -> Path:
     """Grouped bars: send and receive per category value, one group per series."""
     series = _series(points, x_key)
     cats = order or sorted({str(x) for pts in series.values() for x, _ in pts})
@@ -178,11 +263,20 @@ def chart_by_category(manifest, points, axis: str, x_key: str, path: Path, *, or
                 med.append(_num(t[f"{key}_msgs_per_s"]))
                 lo.append(_num(t[f"{key}_min"]))
                 hi.append(_num(t[f"{key}_max"]))
-            yerr = [[max(0, m - v) for m, v in zip(med, lo)],
-                    [max(0, h - m) for m, h in zip(med, hi)]]
-            ax.bar(xs, med, width, yerr=yerr, capsize=2,
-                   label=f"{label} {'send' if key == 'send' else 'receive'}",
-                   hatch="//" if key == "send" else None, alpha=0.85)
+            yerr = [
+                [max(0, m - v) for m, v in zip(med, lo)],
+                [max(0, h - m) for m, h in zip(med, hi)],
+            ]
+            ax.bar(
+                xs,
+                med,
+                width,
+                yerr=yerr,
+                capsize=2,
+                label=f"{label} {'send' if key == 'send' else 'receive'}",
+                hatch="//" if key == "send" else None,
+                alpha=0.85,
+            )
     if ref_ratios:
         base = None
         for pts in series.values():
@@ -194,8 +288,13 @@ def chart_by_category(manifest, points, axis: str, x_key: str, path: Path, *, or
                 if cat in cats:
                     ci = cats.index(cat)
                     ax.plot([ci - 0.4, ci + 0.4], [base * ratio] * 2, **REF_STYLE)
-                    ax.annotate(text, (ci - 0.4, base * ratio), fontsize=7,
-                                color=REF_STYLE["color"], va="bottom")
+                    ax.annotate(
+                        text,
+                        (ci - 0.4, base * ratio),
+                        fontsize=7,
+                        color=REF_STYLE["color"],
+                        va="bottom",
+                    )
     ax.set_xticks(range(len(cats)), cats)
     ax.set_xlabel(axis)
     ax.set_ylabel("messages per second (median, min-max)")
@@ -223,10 +322,20 @@ def chart_heatmap(manifest, points, path: Path) -> Path:
     for i, row in enumerate(grid):
         for j, v in enumerate(row):
             txt = "failed" if math.isnan(v) else f"{v:,.0f}"
-            ax.text(j, i, txt, ha="center", va="center", fontsize=9,
-                    color="white" if (math.isnan(v) or v < (max(
-                        (x for r in grid for x in r if not math.isnan(x)), default=1) * 0.6))
-                    else "black")
+            ax.text(
+                j,
+                i,
+                txt,
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="white"
+                if (
+                    math.isnan(v)
+                    or v < (max((x for r in grid for x in r if not math.isnan(x)), default=1) * 0.6)
+                )
+                else "black",
+            )
     ax.set_xticks(range(len(cons)), cons, rotation=20)
     ax.set_yticks(range(len(prods)), prods)
     ax.set_xlabel("consumer")
@@ -256,33 +365,74 @@ def render_run(run_dir: Path) -> list[Path]:
         if not any(p.get("throughput") for p in pts) and axis != "languages":
             continue
         if axis == "consumers":
-            written.append(chart_by_numeric(
-                manifest, pts, "consumers", "consumers", charts / "throughput-by-consumers.png",
-                xlabel="competing consumers",
-                refs=[(blog["baseline_msgs_per_s"], "blog 2008: ~3,250 msg/s (2 consumers)"),
-                      (blog["many_consumers_msgs_per_s"], "blog 2008: ~1,500 msg/s (> 8)")]))
+            written.append(
+                chart_by_numeric(
+                    manifest,
+                    pts,
+                    "consumers",
+                    "consumers",
+                    charts / "throughput-by-consumers.png",
+                    xlabel="competing consumers",
+                    refs=[
+                        (blog["baseline_msgs_per_s"], "blog 2008: ~3,250 msg/s (2 consumers)"),
+                        (blog["many_consumers_msgs_per_s"], "blog 2008: ~1,500 msg/s (> 8)"),
+                    ],
+                )
+            )
         elif axis == "size":
-            written.append(chart_by_numeric(
-                manifest, pts, "message size", "size", charts / "throughput-by-size.png",
-                xlabel="body bytes (log)", logx=True, twin_kib=True))
+            written.append(
+                chart_by_numeric(
+                    manifest,
+                    pts,
+                    "message size",
+                    "size",
+                    charts / "throughput-by-size.png",
+                    xlabel="body bytes (log)",
+                    logx=True,
+                    twin_kib=True,
+                )
+            )
         elif axis == "queues":
-            written.append(chart_by_numeric(
-                manifest, pts, "number of queues", "queues", charts / "throughput-by-queues.png",
-                xlabel="queues (log)", logx=True, twin_fds=True,
-                refs=[(blog["queues_msgs_per_s"], "blog 2008: > 2,667 msg/s up to 512 queues")],
-                vline=(blog["queues_crash_at"], "blog 2008: broker crashed at 1,024")))
+            written.append(
+                chart_by_numeric(
+                    manifest,
+                    pts,
+                    "number of queues",
+                    "queues",
+                    charts / "throughput-by-queues.png",
+                    xlabel="queues (log)",
+                    logx=True,
+                    twin_fds=True,
+                    refs=[(blog["queues_msgs_per_s"], "blog 2008: > 2,667 msg/s up to 512 queues")],
+                    vline=(blog["queues_crash_at"], "blog 2008: broker crashed at 1,024"),
+                )
+            )
         elif axis == "persistence":
-            written.append(chart_by_category(
-                manifest, pts, "persistence", "persistence",
-                charts / "throughput-by-persistence.png",
-                order=["none", "kahadb-nosync", "kahadb", "jdbc-derby", "jdbc-postgres",
-                       "jdbc-mariadb"],
-                ref_ratios={"kahadb": (blog["builtin_store_ratio"], "blog: built-in store 1/3"),
-                            "jdbc-mariadb": (blog["jdbc_mysql_ratio"], "blog: MySQL 1/10")}))
+            written.append(
+                chart_by_category(
+                    manifest,
+                    pts,
+                    "persistence",
+                    "persistence",
+                    charts / "throughput-by-persistence.png",
+                    order=[
+                        "none",
+                        "kahadb-nosync",
+                        "kahadb",
+                        "jdbc-derby",
+                        "jdbc-postgres",
+                        "jdbc-mariadb",
+                    ],
+                    ref_ratios={
+                        "kahadb": (blog["builtin_store_ratio"], "blog: built-in store 1/3"),
+                        "jdbc-mariadb": (blog["jdbc_mysql_ratio"], "blog: MySQL 1/10"),
+                    },
+                )
+            )
         elif axis == "languages":
-            written.append(chart_heatmap(manifest, pts,
-                                         charts / "throughput-by-language-pair.png"))
+            written.append(chart_heatmap(manifest, pts, charts / "throughput-by-language-pair.png"))
         else:
-            written.append(chart_by_category(manifest, pts, axis, axis,
-                                             charts / f"throughput-by-{axis}.png"))
+            written.append(
+                chart_by_category(manifest, pts, axis, axis, charts / f"throughput-by-{axis}.png")
+            )
     return written

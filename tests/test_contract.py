@@ -38,21 +38,56 @@ def _url(broker, r):
     return broker.url_for(r.protocol)
 
 
-def pair_run(broker, prod: clients.Resolved, cons: clients.Resolved, count: int, size: int,
-             tmp, queue: str | None = None, prod_id: str = "px"):
+def pair_run(
+    broker,
+    prod: clients.Resolved,
+    cons: clients.Resolved,
+    count: int,
+    size: int,
+    tmp,
+    queue: str | None = None,
+    prod_id: str = "px",
+):
     """Consumer waits for count messages; producer sends them. Returns both records."""
     queue = queue or f"contract.{uuid.uuid4().hex[:8]}"
     crec, prec = tmp / f"c-{uuid.uuid4().hex[:6]}.tsv", tmp / f"p-{uuid.uuid4().hex[:6]}.tsv"
     consumer = subprocess.Popen(
-        cons.client.argv("consumer") + ["--url", _url(broker, cons), "--destinations", queue,
-                                        "--count", str(count), "--records", str(crec)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cons.client.argv("consumer")
+        + [
+            "--url",
+            _url(broker, cons),
+            "--destinations",
+            queue,
+            "--count",
+            str(count),
+            "--records",
+            str(crec),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         first = consumer.stdout.readline()
         assert json.loads(first)["event"] == "ready", first + consumer.stderr.read()
-        p = run_client(prod, "producer", ["--url", _url(broker, prod), "--destinations", queue,
-                                          "--count", str(count), "--size", str(size),
-                                          "--id", prod_id, "--records", str(prec)])
+        p = run_client(
+            prod,
+            "producer",
+            [
+                "--url",
+                _url(broker, prod),
+                "--destinations",
+                queue,
+                "--count",
+                str(count),
+                "--size",
+                str(size),
+                "--id",
+                prod_id,
+                "--records",
+                str(prec),
+            ],
+        )
         assert p.returncode == 0, p.stderr
         out, err = consumer.communicate(timeout=120)
         assert consumer.returncode == 0, err
@@ -98,8 +133,11 @@ BAD = [
 @pytest.mark.parametrize("bad", range(len(BAD)))
 def test_bad_argument_exits_2_with_one_line(spec, bad):
     r = client_or_skip(spec)
-    url = "stomp://127.0.0.1:1" if r.protocol == "stomp" else (
-        "ws://127.0.0.1:1/" if r.protocol == "ws" else "tcp://127.0.0.1:1")
+    url = (
+        "stomp://127.0.0.1:1"
+        if r.protocol == "stomp"
+        else ("ws://127.0.0.1:1/" if r.protocol == "ws" else "tcp://127.0.0.1:1")
+    )
     args = [url if a == "URL" else a for a in BAD[bad]]
     for role in ("producer", "consumer"):
         out = run_client(r, role, args, timeout=60)
@@ -117,8 +155,9 @@ def test_unreachable_broker_exits_3_naming_the_address(spec):
     scheme = {"stomp": "stomp", "ws": "ws", "openwire": "tcp"}[r.protocol]
     url = f"{scheme}://127.0.0.1:{port}" + ("/" if scheme == "ws" else "")
     t0 = time.monotonic()
-    out = run_client(r, "consumer", ["--url", url, "--destinations", "q",
-                                     "--connect-timeout", "5"], timeout=60)
+    out = run_client(
+        r, "consumer", ["--url", url, "--destinations", "q", "--connect-timeout", "5"], timeout=60
+    )
     assert out.returncode == 3, out.stderr
     assert time.monotonic() - t0 < 20
     assert f"127.0.0.1:{port}" in out.stderr.strip().splitlines()[-1]
@@ -145,6 +184,7 @@ def test_ten_thousand_burst_exact_accounting(spec, shared_broker, tmp_path):
 def test_foreign_messages_are_counted_not_fatal(spec, shared_broker, tmp_path):
     """A message without the bench headers is foreign: counted, acknowledged, no crash."""
     import stomp
+
     r = client_or_skip(spec)
     q = f"contract.foreign.{uuid.uuid4().hex[:8]}"
     conn = stomp.Connection11([("127.0.0.1", shared_broker.spec.stomp_port)])
@@ -157,13 +197,18 @@ def test_foreign_messages_are_counted_not_fatal(spec, shared_broker, tmp_path):
     # messages it may stop, so use --gate and stop it once the producer is done.
     crec = tmp_path / "c.tsv"
     consumer = subprocess.Popen(
-        r.client.argv("consumer") + ["--url", _url(shared_broker, r), "--destinations", q,
-                                     "--gate", "--records", str(crec)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        r.client.argv("consumer")
+        + ["--url", _url(shared_broker, r), "--destinations", q, "--gate", "--records", str(crec)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert json.loads(consumer.stdout.readline())["event"] == "ready"
-        p = run_client(py, "producer", ["--url", shared_broker.stomp_url, "--destinations", q,
-                                        "--count", "3"])
+        p = run_client(
+            py, "producer", ["--url", shared_broker.stomp_url, "--destinations", q, "--count", "3"]
+        )
         assert p.returncode == 0, p.stderr
         deadline = time.monotonic() + 30
         lines = []
@@ -186,15 +231,25 @@ def test_foreign_messages_are_counted_not_fatal(spec, shared_broker, tmp_path):
 
 
 # -- every producer with every consumer -----------------------------------------------------
-@pytest.mark.parametrize("prod_spec, cons_spec", list(itertools.product(PAIRS, PAIRS)),
-                         ids=[f"{p}->{c}" for p, c in itertools.product(PAIRS, PAIRS)])
+@pytest.mark.parametrize(
+    "prod_spec, cons_spec",
+    list(itertools.product(PAIRS, PAIRS)),
+    ids=[f"{p}->{c}" for p, c in itertools.product(PAIRS, PAIRS)],
+)
 def test_pair_headers_and_bodies_survive(prod_spec, cons_spec, shared_broker, tmp_path):
     prod, cons = client_or_skip(prod_spec), client_or_skip(cons_spec)
-    sent, got, done = pair_run(shared_broker, prod, cons, 1000, 100, tmp_path,
-                               prod_id=f"p-{prod.client.language}")
+    sent, got, done = pair_run(
+        shared_broker, prod, cons, 1000, 100, tmp_path, prod_id=f"p-{prod.client.language}"
+    )
     a = measure.account(sent, {"c": got}, done.get("foreign", 0), size=100)
-    assert (a.sent, a.received, a.lost, a.duplicates, a.foreign, a.body_errors) == \
-        (1000, 1000, 0, 0, 0, 0)
+    assert (a.sent, a.received, a.lost, a.duplicates, a.foreign, a.body_errors) == (
+        1000,
+        1000,
+        0,
+        0,
+        0,
+        0,
+    )
     sent_ns = {s: t for _p, s, _b, t in sent}
     for rec in got:
         assert rec.producer == f"p-{prod.client.language}" and rec.burst == 0
@@ -206,8 +261,13 @@ def test_pair_headers_and_bodies_survive(prod_spec, cons_spec, shared_broker, tm
 
 def test_four_languages_compete_on_one_queue(tmp_path):
     specs = [client_or_skip(s).label for s in PAIRS]
-    spec = PointSpec(producer=["net-stomp"] if "net-stomp" in specs else [specs[0]],
-                     consumer=specs, consumers=4, count=8000, bursts=1)
+    spec = PointSpec(
+        producer=["net-stomp"] if "net-stomp" in specs else [specs[0]],
+        consumer=specs,
+        consumers=4,
+        count=8000,
+        bursts=1,
+    )
     out = Runner(spec, tmp_path / "point").run()
     sets = [{(r.producer, r.seq) for r in recs} for recs in out.consumer_records.values()]
     sent = {(p, s) for p, s, _b, _t in out.producer_records}

@@ -1,0 +1,59 @@
+"""``pytest -m sweep``: the profile's points as tests (same code as ``./bench sweep``).
+
+Choose the profile with BURSTBENCH_PROFILE (default quick) and axes with ``-k AXIS``.
+Each point is one test that fails if its accounting fails; the charts of the session's run
+are drawn at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from harness import results, sweep
+from harness.points import measure_point
+from harness.run import PointFailed
+
+PROFILE = os.environ.get("BURSTBENCH_PROFILE", "quick")
+POINTS = sweep.expand(sweep.load_profile(PROFILE))
+
+
+@pytest.fixture(scope="session")
+def sweep_run():
+    run = results.Run(results.new_run_id(f"pytest-sweep-{PROFILE}"), sys.argv)
+    run.manifest.update(profile=PROFILE)
+    yield run
+    run.finish("complete")
+    from plots import charts
+
+    for path in charts.render_run(run.dir):
+        print(f"chart: {path}")
+
+
+@pytest.mark.sweep
+@pytest.mark.parametrize("point", POINTS, ids=[p.id for p in POINTS])
+def test_sweep_point(point, sweep_run):
+    for r in {r.client.name: r for side in point.spec.slots() for r in side}.values():
+        if r.client.missing():
+            pytest.skip(r.client.missing())
+    try:
+        doc = measure_point(
+            sweep_run,
+            point.id,
+            point.spec,
+            meta={
+                "sweep": {
+                    "profile": PROFILE,
+                    "axis": point.axis,
+                    "series": point.series,
+                    "x": point.x,
+                }
+            },
+        )
+    except PointFailed as e:
+        pytest.fail(f"{point.id}: {e}")
+    a = doc["accounting"]
+    assert a["lost"] == 0 and a["received"] == a["sent"] > 0
+    assert doc["throughput"]["recv_msgs_per_s"] > 0
