@@ -1,0 +1,64 @@
+package burstbench.bridge;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.Behavior;
+import akka.actor.typed.javadsl.AbstractBehavior;
+import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.actor.typed.javadsl.Receive;
+
+/**
+ * A routee of {@link ContractConsumer}'s pool: parses the four contract properties (a message
+ * without them, or whose values do not parse, is foreign), checks the body's counter and hands
+ * the record to the collector.
+ */
+public final class ConsumerWorker extends AbstractBehavior<ConsumerWorker.Command> {
+
+  public sealed interface Command {}
+
+  /** What the JMS listener took from one message, unparsed. */
+  public record Raw(String producer, String seq, String burst, String sentNs, byte[] head,
+      int bytes, boolean redelivered, int dest, long recvNs) implements Command {}
+
+  public static Behavior<Command> create(ActorRef<ConsumerCollector.Command> collector) {
+    return Behaviors.setup(ctx -> new ConsumerWorker(ctx, collector));
+  }
+
+  private final ActorRef<ConsumerCollector.Command> collector;
+
+  private ConsumerWorker(ActorContext<Command> context, ActorRef<ConsumerCollector.Command> collector) {
+    super(context);
+    this.collector = collector;
+  }
+
+  @Override
+  public Receive<Command> createReceive() {
+    return newReceiveBuilder().onMessage(Raw.class, this::onRaw).build();
+  }
+
+  private Behavior<Command> onRaw(Raw r) {
+    if (r.producer() == null || r.producer().isEmpty() || r.seq() == null || r.burst() == null
+        || r.sentNs() == null) {
+      collector.tell(ConsumerCollector.Foreign.INSTANCE);
+      return this;
+    }
+    long seq;
+    long burst;
+    long sent;
+    try {
+      seq = Long.parseLong(r.seq().trim());
+      burst = Long.parseLong(r.burst().trim());
+      sent = Long.parseLong(r.sentNs().trim());
+    } catch (NumberFormatException e) {
+      collector.tell(ConsumerCollector.Foreign.INSTANCE);
+      return this;
+    }
+    if (seq < 0 || burst < 0) {
+      collector.tell(ConsumerCollector.Foreign.INSTANCE);
+      return this;
+    }
+    collector.tell(new ConsumerCollector.Record(r.producer(), seq, burst, sent, r.recvNs(), r.bytes(),
+        Body.ok(r.head(), r.bytes(), seq), r.redelivered(), r.dest()));
+    return this;
+  }
+}
