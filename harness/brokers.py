@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from harness import paths
 from harness.procs import Child, Supervisor
 
 ACTIVEMQ_VERSION = "6.1.7"
-PERSISTENCE = ("none", "kahadb", "kahadb-nosync")
+PERSISTENCE = ("none", "kahadb", "kahadb-nosync", "jdbc-derby", "jdbc-postgres", "jdbc-mariadb")
 
 
 class BrokerError(RuntimeError):
@@ -75,12 +76,12 @@ class BrokerSpec:
     network_connectors: list[NetworkConnector] = field(default_factory=list)
     users: list[dict] = field(default_factory=list)
     jdbc: dict | None = None
+    discovery_uri: str | None = None  # advertise the OpenWire connector (multicast)
 
     def __post_init__(self) -> None:
         if self.persistence not in PERSISTENCE:
-            raise BrokerError(
-                f"unknown persistence {self.persistence!r} (expected one of {', '.join(PERSISTENCE)})"
-            )
+            raise BrokerError(f"unknown persistence {self.persistence!r} "
+                              f"(expected one of {', '.join(PERSISTENCE)})")
 
 
 @dataclass
@@ -138,6 +139,7 @@ def render(spec: BrokerSpec) -> str:
             "name": "openwire",
             "uri": f"tcp://{h}:{spec.openwire_port}?maximumConnections=4096"
             "&wireFormat.maxFrameSize=104857600",
+            "discovery": spec.discovery_uri,
         },
         {
             "name": "stomp",
@@ -193,10 +195,13 @@ def start(
     workdir: Path,
     timeout: float = 60.0,
     wrap: list[str] | None = None,
+    probe: Callable[[str, int], bool] | None = None,
 ) -> Broker:
     """Render, launch and wait until ready. Retries with new ports if one was taken meanwhile.
 
-    ``wrap`` prefixes the command (e.g. ``ip netns exec NS``).
+    ``wrap`` prefixes the command (e.g. ``ip netns exec NS``); ``probe(host, port)`` says
+    whether a port accepts connections (default ``port_accepts`` from the harness's own
+    network namespace; a broker in another namespace needs one that looks from inside it).
     """
     paths.require_built("broker", paths.BROKER_CLASSES)
     fixed = spec.openwire_port and spec.stomp_port and spec.ws_port
@@ -220,7 +225,7 @@ def start(
         )
         broker = Broker(spec=spec, child=child, xml_path=xml_path)
         try:
-            wait_ready(sup, broker, timeout)
+            wait_ready(sup, broker, timeout, probe)
             return broker
         except BrokerError as e:
             last_error = str(e)
@@ -230,11 +235,33 @@ def start(
     raise BrokerError(last_error)
 
 
-def wait_ready(sup: Supervisor, broker: Broker, timeout: float) -> None:
+def wait_ready(
+    sup: Supervisor,
+    broker: Broker,
+    timeout: float,
+    probe: Callable[[str, int], bool] | None = None,
+) -> None:
+    probe = probe or port_accepts
     deadline = time.monotonic() + timeout
     said_ready = False
+    others: list = []  # other children's events, returned in order for whoever waits on them
+    try:
+        while not said_ready:
+            said_ready = _ready_event(sup, broker, deadline, timeout, others)
+    finally:
+        sup.put_back(others)
+    while not all(probe(broker.spec.host, p) for p in broker.ports):
+        if time.monotonic() > deadline:
+            raise BrokerError(
+                f"broker {broker.spec.name} said ready but ports {broker.ports} do not accept"
+            )
+        time.sleep(0.05)
+
+
+def _ready_event(sup: Supervisor, broker: Broker, deadline: float, timeout: float,
+                 others: list) -> bool:
     child = broker.child
-    while not said_ready:
+    while True:
         ev = sup.wait_event(deadline - time.monotonic())
         if ev is None:
             raise BrokerError(
@@ -242,23 +269,16 @@ def wait_ready(sup: Supervisor, broker: Broker, timeout: float) -> None:
             )
         who, e = ev
         if who is not child:
-            sup.events.put(ev)  # not ours: leave it for whoever waits on it
-            time.sleep(0.01)
+            others.append(ev)
             continue
         if e.get("event") == "ready":
-            said_ready = True
             broker.version = e.get("version", broker.version)
-        elif e.get("event") == "exit":
+            return True
+        if e.get("event") == "exit":
             raise BrokerError(
                 f"broker {broker.spec.name} exited with {e['code']} before ready: "
                 f"{_why(child)} (log: {child.log_path})"
             )
-    while not all(port_accepts(broker.spec.host, p) for p in broker.ports):
-        if time.monotonic() > deadline:
-            raise BrokerError(
-                f"broker {broker.spec.name} said ready but ports {broker.ports} do not accept"
-            )
-        time.sleep(0.05)
 
 
 def _why(child: Child) -> str:

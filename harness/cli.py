@@ -80,7 +80,14 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prefetch", type=_int(1), default=1000)
     p.add_argument("--rate", type=_float(0), default=0.0, help="msg/s per producer; 0 = max")
     p.add_argument("--tx-batch", type=_int(0), default=0, help="transacted batches of N")
-    p.add_argument("--topology", default="single")
+    p.add_argument("--topology", default="single",
+                   help="single, forward, split, chain3, mesh3 (networks of brokers)")
+    p.add_argument("--discovery", default="static", help="static or multicast (netns only)")
+    p.add_argument("--hosts", default="loopback",
+                   help="loopback (ports on 127.0.0.1) or netns (a network namespace each)")
+    p.add_argument("--link-rate", default="", help="tbf rate limit on broker links, e.g. "
+                   "10mbit (netns only)")
+    p.add_argument("--link-delay", default="", help="not available: this kernel has no netem")
     p.add_argument(
         "--no-flow-control", action="store_true", help="turn the broker's producer flow control off"
     )

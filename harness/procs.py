@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import pwd
 import queue
 import signal
 import subprocess
@@ -119,7 +120,19 @@ class Supervisor:
         role: str = "",
         cwd: Path | None = None,
         env: dict | None = None,
+        user: str | None = None,
     ) -> Child:
+        """Start ``argv`` as child ``name``; ``user`` runs it as that account (needs root)."""
+        ids = {}
+        if user is not None:
+            pw = pwd.getpwnam(user)
+            # Popen switches ids before preexec_fn runs: the parent-death signal, which the
+            # kernel clears on a uid change, is set after the switch and survives it
+            ids = {
+                "user": pw.pw_uid,
+                "group": pw.pw_gid,
+                "extra_groups": os.getgrouplist(pw.pw_name, pw.pw_gid),
+            }
         log_path = self.log_dir / f"{name}.log"
         log = open(log_path, "ab")
         try:
@@ -132,6 +145,7 @@ class Supervisor:
                 stderr=subprocess.PIPE,
                 start_new_session=True,
                 preexec_fn=_die_with_parent,
+                **ids,
             )
         except FileNotFoundError as e:
             log.close()
@@ -198,6 +212,13 @@ class Supervisor:
             return self.events.get(timeout=max(0.0, timeout))
         except queue.Empty:
             return None
+
+    def put_back(self, items: list[tuple[Child, dict]]) -> None:
+        """Return events taken out of turn to the front of the queue, in their order."""
+        if items:
+            with self.events.mutex:
+                self.events.queue.extendleft(reversed(items))
+                self.events.not_empty.notify_all()
 
     # -- stopping --------------------------------------------------------------------------
     def stop(self, child: Child, grace: float = 10.0) -> None:

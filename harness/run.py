@@ -16,7 +16,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness import brokers, clients, measure
+from harness import brokers, clients, measure, topology
 from harness.procs import Child, Interrupted, Supervisor
 
 
@@ -43,6 +43,10 @@ class PointSpec:
     rate: float = 0.0
     tx_batch: int = 0
     topology: str = "single"
+    discovery: str = "static"
+    hosts: str = "loopback"
+    link_rate: str = ""  # tbf rate on inter-broker links (netns only), e.g. "10mbit"
+    link_delay: str = ""  # refused: this kernel has no netem
     producer_flow_control: bool = True
     expect_loss: bool = False
     drain_timeout: float = 20.0  # seconds without progress before a burst is declared stalled
@@ -78,7 +82,6 @@ class PointSpec:
             (self.prefetch >= 1, f"prefetch must be >= 1: {self.prefetch}"),
             (self.rate >= 0, f"rate must be >= 0: {self.rate}"),
             (self.tx_batch >= 0, f"tx-batch must be >= 0: {self.tx_batch}"),
-            (self.topology == "single", f"unknown topology {self.topology!r} (have: single)"),
             (
                 self.persistence in brokers.PERSISTENCE,
                 f"unknown persistence {self.persistence!r} "
@@ -88,6 +91,17 @@ class PointSpec:
         for ok, why in checks:
             if not ok:
                 raise ValueError(why)
+        topology.check(self.topology, self.discovery, self.hosts)
+        if self.link_delay:
+            raise ValueError("link delay needs netem, which this kernel does not have; only "
+                             "--link-rate (tbf) is available")
+        if self.link_rate and self.hosts != "netns":
+            raise ValueError("--link-rate needs --hosts netns")
+        if self.hosts == "netns":
+            from harness import netns
+            why = netns.available()
+            if why:
+                raise ValueError(f"--hosts netns: {why}")
         prods, cons = self.slots()  # raises UnknownClient (a ValueError) with the known list
         for r in cons:
             if self.ack not in r.client.ack_modes:
@@ -177,20 +191,11 @@ class Runner:
         work = self.dir / "work"
         work.mkdir(exist_ok=True)
         sup = Supervisor(self.dir / "logs")
-        broker = None
+        self.brokers: dict[str, brokers.Broker] = {}
+        self.net = None
         try:
-            broker = brokers.start(
-                sup,
-                brokers.BrokerSpec(
-                    name="a",
-                    persistence=spec.persistence,
-                    queue_prefetch=spec.prefetch,
-                    producer_flow_control=spec.producer_flow_control,
-                ),
-                work,
-            )
-            self.outcome.broker_version = broker.version
-            self._drive(sup, broker)
+            self._start_brokers(sup, work)
+            self._drive(sup)
         except BaseException as e:
             interrupted = isinstance(e, (Interrupted, KeyboardInterrupt))
             self.outcome.status = "interrupted" if interrupted else "failed"
@@ -198,15 +203,90 @@ class Runner:
             raise
         finally:
             sup.stop_all()
-            if broker is not None:
-                self.outcome.store_bytes = broker.store_bytes()
+            self.outcome.store_bytes = sum(b.store_bytes() for b in self.brokers.values())
             self._collect(sup)
+            if self.net is not None:
+                self.net.remove()
             shutil.rmtree(work, ignore_errors=True)  # broker stores: big, and not a result
             self.outcome.wall_s = time.monotonic() - t0
         return self.outcome
 
+    def _start_brokers(self, sup: Supervisor, work: Path) -> None:
+        """Every broker of the topology, on its host, networked, with its store."""
+        spec = self.spec
+        lay = topology.layout(spec.topology)
+        self.layout = lay
+        tag = uuid.uuid4().hex[:6]
+        if spec.hosts == "netns":
+            from harness import netns
+            self.net = netns.Network(tag, lay.brokers, link_rate=spec.link_rate or None,
+                                     multicast=spec.discovery == "multicast")
+            self.net.create()
+        specs = {}
+        for name in lay.brokers:
+            host = self.net.address(name) if self.net else "127.0.0.1"
+            specs[name] = brokers.BrokerSpec(
+                name=name, host=host, persistence=spec.persistence,
+                queue_prefetch=spec.prefetch, producer_flow_control=spec.producer_flow_control,
+                openwire_port=brokers.free_port(), stomp_port=brokers.free_port(),
+                ws_port=brokers.free_port(), data_dir=work / f"broker-{name}",
+                discovery_uri=(f"multicast://default?group=bb{tag}"
+                               if spec.discovery == "multicast" else None))
+        for name, bs in specs.items():
+            bs.network_connectors = topology.connectors(
+                lay, name, spec.discovery, f"bb{tag}",
+                lambda peer: f"tcp://{specs[peer].host}:{specs[peer].openwire_port}")
+            bs.jdbc = self._jdbc(sup, name, work)
+        for name, bs in specs.items():
+            kw = {}
+            if self.net is not None:
+                kw = {"wrap": self.net.wrap(name),
+                      "probe": lambda host, port, n=name: self.net.probe(n, port)}
+            self.progress(f"starting broker {name} ({bs.persistence}, {bs.host})")
+            b = brokers.start(sup, bs, work, **kw)
+            self.brokers[name] = b
+            self.outcome.broker_version = b.version
+        self._wait_bridges(sup)
+
+    def _jdbc(self, sup: Supervisor, name: str, work: Path) -> dict | None:
+        p = self.spec.persistence
+        if not p.startswith("jdbc-"):
+            return None
+        from harness import databases
+        if p == "jdbc-derby":
+            return databases.derby_jdbc(work / f"derby-{name}")
+        kind = p.removeprefix("jdbc-")
+        kw = {}
+        if self.net is not None:
+            kw = {"host": self.net.address(name), "wrap": self.net.wrap(name)}
+        self.progress(f"starting {kind} for broker {name}")
+        return databases.start(sup, kind, work, **kw).jdbc()
+
+    def _wait_bridges(self, sup: Supervisor) -> None:
+        """Wait until every broker's network connectors have their bridges up."""
+        want = {n: self.layout.expected_bridges(n, self.spec.discovery) for n in self.brokers}
+        want = {n: k for n, k in want.items() if k}
+        if not want:
+            return
+        have = {n: 0 for n in want}
+        by_child = {b.child.name: n for n, b in self.brokers.items()}
+        deadline = time.monotonic() + self.spec.ready_timeout
+        while any(have[n] < want[n] for n in want):
+            item = sup.wait_event(max(0.0, deadline - time.monotonic()))
+            if item is None or time.monotonic() > deadline:
+                raise PointFailed(f"network of brokers not connected after "
+                                  f"{self.spec.ready_timeout:.0f} s: bridges {have}, "
+                                  f"expected {want}")
+            child, ev = item
+            name = by_child.get(child.name)
+            if ev.get("event") == "bridges" and name in have:
+                have[name] = int(ev.get("active", 0))
+            elif ev.get("event") == "exit":
+                raise PointFailed(f"{child.name} exited with {ev['code']}: {child.last_error()}")
+        self.progress(f"network connected: {sum(have.values())} bridge(s)")
+
     # -- the point's life --------------------------------------------------------------------
-    def _drive(self, sup: Supervisor, broker: brokers.Broker) -> None:
+    def _drive(self, sup: Supervisor) -> None:
         spec = self.spec
         run_tag = uuid.uuid4().hex[:8]
         dests = [f"bb.{run_tag}.q{i}" for i in range(spec.queues)]
@@ -214,26 +294,19 @@ class Runner:
         prods, cons = spec.slots()
         rec = self.dir / "records"
         rec.mkdir(exist_ok=True)
+        lay = self.layout
 
         def start(role: str, i: int, r: clients.Resolved) -> Child:
             ident = f"{'p' if role == 'producer' else 'c'}{i + 1}-{r.client.language}"
+            hosts = lay.producer_hosts if role == "producer" else lay.consumer_hosts
+            host = hosts[i % len(hosts)]
+            broker = self.brokers[host]
             argv = r.client.argv(role) + [
-                "--url",
-                broker.url_for(r.protocol),
-                "--destinations",
-                dest_arg,
-                "--count",
-                str(spec.count),
-                "--size",
-                str(spec.size),
-                "--bursts",
-                str(spec.bursts),
-                "--id",
-                ident,
-                "--gate",
-                "--records",
-                str(rec / f"{ident}.tsv"),
-            ]
+                "--url", broker.url_for(r.protocol), "--destinations", dest_arg,
+                "--count", str(spec.count), "--size", str(spec.size),
+                "--bursts", str(spec.bursts), "--id", ident, "--gate",
+                "--records", str(rec / f"{ident}.tsv"),
+            ]  # fmt: skip
             if spec.tx_batch:
                 argv += ["--tx-batch", str(spec.tx_batch)]
             if role == "producer":
@@ -243,8 +316,13 @@ class Runner:
                     argv += ["--rate", f"{spec.rate:g}"]
             else:
                 argv += ["--ack", spec.ack, "--prefetch", str(spec.prefetch)]
-            return sup.start(ident, argv, role=role)
+            if self.net is not None:
+                argv = self.net.wrap(host) + argv
+            child = sup.start(ident, argv, role=role)
+            self.placement[ident] = host
+            return child
 
+        self.placement: dict[str, str] = {}
         self.progress(f"starting {len(cons)} consumer(s)")
         consumers = [start("consumer", i, r) for i, r in enumerate(cons)]
         _wait_all(sup, consumers, "ready", spec.ready_timeout)
@@ -253,7 +331,7 @@ class Runner:
 
         received = {c.name: 0 for c in consumers}
         finished: set[str] = set()
-        everyone = [broker.child, *consumers, *producers]
+        everyone = [*(b.child for b in self.brokers.values()), *consumers, *producers]
 
         def note(child: Child, ev: dict) -> None:
             if ev.get("event") == "tick" and child.name in received:
@@ -295,11 +373,12 @@ class Runner:
         self.outcome.foreign_reported = sum(int(done[c.name].get("foreign", 0)) for c in consumers)
         for child in producers + consumers:
             child.close_stdin()
-        # let the clients exit by themselves (their usage comes from wait4), then the broker
+        # let the clients exit by themselves (their usage comes from wait4), then the brokers
         deadline = time.monotonic() + 30
         while any(c.alive() for c in producers + consumers) and time.monotonic() < deadline:
             time.sleep(0.02)
-        sup.stop(broker.child)
+        for b in reversed(list(self.brokers.values())):
+            sup.stop(b.child)
 
     def _burst_timeout(self) -> float:
         spec = self.spec
@@ -332,6 +411,8 @@ class Runner:
                 {
                     "name": child.name,
                     "role": child.role,
+                    "host": getattr(self, "placement", {}).get(child.name,
+                                                               child.name.removeprefix("broker-")),
                     "pid": child.pid,
                     "exit_code": child.returncode,
                     "cpu_s": round(child.usage.cpu_s, 3),

@@ -13,6 +13,7 @@ import org.apache.activemq.ActiveMQConnectionMetaData;
 import org.apache.activemq.broker.BrokerFactory;
 import org.apache.activemq.broker.BrokerService;
 import org.apache.activemq.broker.TransportConnector;
+import org.apache.activemq.network.NetworkConnector;
 
 /**
  * Runs one ActiveMQ Classic broker from an ordinary activemq.xml (xbean), the same file the
@@ -113,6 +114,10 @@ public final class Main {
     System.out.println(ready);
     System.out.flush();
 
+    if (!broker.getNetworkConnectors().isEmpty()) {
+      watchBridges(broker);
+    }
+
     if (watchStdin) {
       Thread watcher = new Thread(() -> {
         InputStream in = System.in;
@@ -131,6 +136,38 @@ public final class Main {
       watcher.start();
     }
     stopped.await();
+  }
+
+  /**
+   * Prints {@code {"event":"bridges","active":N}} whenever the number of established network
+   * bridges this broker's own network connectors hold changes, so the harness can wait for a
+   * network of brokers to be connected before it starts clients.
+   */
+  private static void watchBridges(BrokerService broker) {
+    Thread t = new Thread(() -> {
+      int last = -1;
+      while (!broker.isStopped() && !broker.isStopping()) {
+        int active = 0;
+        for (NetworkConnector nc : broker.getNetworkConnectors()) {
+          active += nc.activeBridges().size();
+        }
+        if (active != last) {
+          synchronized (System.out) {
+            System.out.println("{\"event\":\"bridges\",\"broker\":\"" + broker.getBrokerName()
+                + "\",\"active\":" + active + "}");
+            System.out.flush();
+          }
+          last = active;
+        }
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }, "burstbench-bridge-watch");
+    t.setDaemon(true);
+    t.start();
   }
 
   private static String rootMessage(Throwable e) {
