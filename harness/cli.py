@@ -110,6 +110,10 @@ def spec_from(args) -> PointSpec:
         rate=args.rate,
         tx_batch=args.tx_batch,
         topology=args.topology,
+        discovery=args.discovery,
+        hosts=args.hosts,
+        link_rate=args.link_rate,
+        link_delay=args.link_delay,
         producer_flow_control=not args.no_flow_control,
     )
     spec.validate()
