@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from harness import clients, results
+from harness import clients, procs, results
 from harness.procs import Interrupted
 from harness.run import Outcome, PointFailed, PointSpec, Runner, metrics
 
@@ -81,5 +81,6 @@ def document(outcome: Outcome, started: str) -> dict:
         "processes": outcome.processes,
         "broker_store_bytes": outcome.store_bytes,
         "per_burst_cpu_share": outcome.burst_cpu,
+        "limits": procs.limits(),
     }
     return doc

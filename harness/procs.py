@@ -14,6 +14,7 @@ import json
 import os
 import pwd
 import queue
+import resource
 import signal
 import subprocess
 import threading
@@ -27,6 +28,17 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    # thousands of queues and connections need file descriptors: take all we may have
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def limits() -> dict:
+    """The limits children run with (recorded with every result)."""
+    _, nofile = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _, nproc = resource.getrlimit(resource.RLIMIT_NPROC)
+    return {"nofile": nofile, "nproc": nproc}
 
 
 class Interrupted(Exception):
