@@ -137,6 +137,7 @@ class Outcome:
     burst_cpu: list[dict] = field(default_factory=list)
     store_bytes: int = 0
     wall_s: float = 0.0
+    namespaces: list[str] = field(default_factory=list)
 
 
 def _wait_all(
@@ -222,6 +223,7 @@ class Runner:
             self.net = netns.Network(tag, lay.brokers, link_rate=spec.link_rate or None,
                                      multicast=spec.discovery == "multicast")
             self.net.create()
+            self.outcome.namespaces = list(self.net.names)
         specs = {}
         for name in lay.brokers:
             host = self.net.address(name) if self.net else "127.0.0.1"
