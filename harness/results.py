@@ -201,7 +201,7 @@ class Run:
         out = set()
         for p in (self.dir / "points").glob("*.json"):
             try:
-                if json.loads(p.read_text()).get("status") in ("ok", "failed"):
+                if json.loads(p.read_text()).get("status") in ("ok", "failed", "skipped"):
                     out.add(p.stem)
             except ValueError:
                 pass

@@ -183,6 +183,16 @@ def run_sweep(
     try:
         for point in todo:
             try:
+                point.spec.validate()
+            except ValueError as e:  # e.g. netns without root: say so, don't fail the sweep
+                run.write_point(point.id, {"status": "skipped", "errors": [str(e)],
+                                           "parameters": point.spec.params(),
+                                           "sweep": {"profile": profile_name,
+                                                     "axis": point.axis,
+                                                     "series": point.series, "x": point.x}})
+                progress.tick(point, f"skipped: {e}")
+                continue
+            try:
                 doc = measure_point(
                     run,
                     point.id,

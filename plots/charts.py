@@ -429,6 +429,12 @@ def render_run(run_dir: Path) -> list[Path]:
                     },
                 )
             )
+        elif axis == "topology":
+            written.append(chart_by_category(
+                manifest, pts, "topology", "topology", charts / "throughput-by-topology.png",
+                order=["single", "forward", "split", "chain3", "mesh3"],
+                ref_ratios={"forward": (blog["cross_broker_ratio"],
+                                        "blog 2008: ~1/2 across brokers")}))
         elif axis == "languages":
             written.append(chart_heatmap(manifest, pts, charts / "throughput-by-language-pair.png"))
         else:
