@@ -326,3 +326,115 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# -- brokers the harness did not start -------------------------------------------------------
+_SCHEMES = {"tcp": "openwire", "ssl": "openwire", "nio": "openwire", "failover": "openwire",
+            "stomp": "stomp", "stomp+ssl": "stomp", "ws": "ws", "wss": "ws"}
+
+
+@dataclass
+class External:
+    """A broker given by ``--broker-url``: used, never configured, started or stopped."""
+
+    name: str
+    urls: dict[str, str]  # protocol -> URL
+    version: str = "unknown"
+    statistics: dict = field(default_factory=dict)
+    child: None = None
+
+    def url_for(self, protocol: str) -> str:
+        try:
+            return self.urls[protocol]
+        except KeyError:
+            raise BrokerError(f"external broker {self.name} has no {protocol} URL "
+                              f"(give one in --broker-url)") from None
+
+    def store_bytes(self) -> int:
+        return 0
+
+
+def parse_external(name: str, text: str) -> External:
+    """``tcp://h:61616,stomp://h:61613,ws://h:61614/`` -> an External (ValueError if bad)."""
+    urls: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        scheme = part.split("://", 1)[0].split(":", 1)[0].lower()
+        if "://" not in part and not part.startswith("failover:"):
+            raise ValueError(f"--broker-url: {part!r} is not a URL (scheme://host:port)")
+        proto = _SCHEMES.get(scheme)
+        if proto is None:
+            raise ValueError(f"--broker-url: unknown scheme {scheme!r} in {part!r} "
+                             f"(known: {', '.join(_SCHEMES)})")
+        if proto in urls:
+            raise ValueError(f"--broker-url: two {proto} URLs for one broker: {text!r}")
+        urls[proto] = part
+    if not urls:
+        raise ValueError("--broker-url: empty")
+    return External(name=name, urls=urls)
+
+
+def inspect_external(ext: External, user: str | None = None, password: str | None = None,
+                     timeout: float = 5.0) -> None:
+    """Read the broker's version (STOMP CONNECTED ``server`` header) and, where the broker
+    runs the statistics plugin, its statistics. What cannot be read stays "unknown"."""
+    from urllib.parse import urlsplit
+
+    import stomp
+
+    url = ext.urls.get("stomp")
+    if not url:
+        return
+    u = urlsplit(url)
+    got: dict = {}
+
+    class L(stomp.ConnectionListener):
+        def on_connected(self, frame):
+            got["server"] = frame.headers.get("server", "")
+
+        def on_message(self, frame):
+            got["stats"] = frame.body
+
+    conn = stomp.Connection11([(u.hostname, u.port)], reconnect_attempts_max=1,
+                              timeout=timeout)
+    if u.scheme == "stomp+ssl":
+        conn.set_ssl(for_hosts=[(u.hostname, u.port)])
+    conn.set_listener("i", L())
+    try:
+        conn.connect(user, password, wait=True)
+        server = got.get("server", "")
+        if "/" in server:
+            ext.version = server.split("/", 1)[1]
+        conn.subscribe("/temp-queue/bb-stats", id="s", ack="auto")
+        conn.send("/queue/ActiveMQ.Statistics.Broker", "",
+                  headers={"reply-to": "/temp-queue/bb-stats",
+                           "transformation": "jms-map-xml"})
+        deadline = time.monotonic() + timeout
+        while "stats" not in got and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if "stats" in got:
+            ext.statistics = _map_message(got["stats"])
+        conn.disconnect()
+    except Exception as e:  # noqa: BLE001 - whatever failed, the figures are just unknown
+        ext.statistics = {"error": f"{type(e).__name__}: {e}"}
+
+
+def _map_message(body) -> dict:
+    """A JMS MapMessage as ActiveMQ's STOMP ``jms-map-xml`` transformation renders it."""
+    import xml.etree.ElementTree as ET
+
+    text = body.decode() if isinstance(body, bytes) else str(body)
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError:
+        return {"raw": text[:2000]}
+    out: dict = {}
+    for entry in root.findall("entry"):
+        key, value = list(entry)[:2]
+        v = value.text or ""
+        if value.tag in ("long", "int", "short"):
+            out[key.text] = int(v)
+        elif value.tag in ("double", "float"):
+            out[key.text] = float(v)
+        else:
+            out[key.text] = v
+    return out

@@ -87,6 +87,9 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
                    help="loopback (ports on 127.0.0.1) or netns (a network namespace each)")
     p.add_argument("--link-rate", default="", help="tbf rate limit on broker links, e.g. "
                    "10mbit (netns only)")
+    p.add_argument("--broker-url", action="append", default=[], metavar="URLS",
+                   help="use a broker the harness did not start: comma-separated URLs, e.g. "
+                   "tcp://h:61616,stomp://h:61613,ws://h:61614/ (repeat per broker)")
     p.add_argument("--link-delay", default="", help="not available: this kernel has no netem")
     p.add_argument(
         "--no-flow-control", action="store_true", help="turn the broker's producer flow control off"
@@ -114,6 +117,7 @@ def spec_from(args) -> PointSpec:
         hosts=args.hosts,
         link_rate=args.link_rate,
         link_delay=args.link_delay,
+        broker_urls=args.broker_url,
         producer_flow_control=not args.no_flow_control,
     )
     spec.validate()
@@ -262,6 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run")
     p.add_argument("--producer", help="override the profile's producer client(s)")
     p.add_argument("--consumer", help="override the profile's consumer client(s)")
+    p.add_argument("--broker-url", action="append", default=[], metavar="URLS",
+                   help="measure brokers the harness did not start (see bench run --help); "
+                   "points that need another broker configuration are skipped")
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("perf", help="benchmarks: 'clients' = each client vs a minimal loop")

@@ -82,5 +82,6 @@ def document(outcome: Outcome, started: str) -> dict:
         "broker_store_bytes": outcome.store_bytes,
         "per_burst_cpu_share": outcome.burst_cpu,
         "limits": procs.limits(),
+        "external_brokers": outcome.external or None,
     }
     return doc

@@ -48,6 +48,7 @@ class PointSpec:
     link_rate: str = ""  # tbf rate on inter-broker links (netns only), e.g. "10mbit"
     link_delay: str = ""  # refused: this kernel has no netem
     producer_flow_control: bool = True
+    broker_urls: list[str] = field(default_factory=list)  # brokers the harness did not start
     expect_loss: bool = False
     drain_timeout: float = 20.0  # seconds without progress before a burst is declared stalled
     ready_timeout: float = 60.0
@@ -92,6 +93,16 @@ class PointSpec:
             if not ok:
                 raise ValueError(why)
         topology.check(self.topology, self.discovery, self.hosts)
+        if self.broker_urls:
+            need = len(topology.layout(self.topology).brokers)
+            if len(self.broker_urls) < need:
+                raise ValueError(f"topology {self.topology} needs {need} --broker-url, "
+                                 f"got {len(self.broker_urls)}")
+            if self.persistence != "none" or self.hosts != "loopback":
+                raise ValueError("with --broker-url the deployment decides persistence and "
+                                 "hosts (they cannot be set here)")
+            for i, text in enumerate(self.broker_urls):
+                brokers.parse_external(f"#{i + 1}", text)
         if self.link_delay:
             raise ValueError("link delay needs netem, which this kernel does not have; only "
                              "--link-rate (tbf) is available")
@@ -138,6 +149,7 @@ class Outcome:
     store_bytes: int = 0
     wall_s: float = 0.0
     namespaces: list[str] = field(default_factory=list)
+    external: dict = field(default_factory=dict)
 
 
 def _wait_all(
@@ -218,6 +230,15 @@ class Runner:
         lay = topology.layout(spec.topology)
         self.layout = lay
         tag = uuid.uuid4().hex[:6]
+        if spec.broker_urls:
+            for name, text in zip(lay.brokers, spec.broker_urls):
+                ext = brokers.parse_external(name, text)
+                brokers.inspect_external(ext)
+                self.brokers[name] = ext
+                self.outcome.broker_version = ext.version
+                self.outcome.external[name] = {"urls": ext.urls, "version": ext.version,
+                                               "statistics": ext.statistics}
+            return
         if spec.hosts == "netns":
             from harness import netns
             self.net = netns.Network(tag, lay.brokers, link_rate=spec.link_rate or None,
@@ -333,7 +354,8 @@ class Runner:
 
         received = {c.name: 0 for c in consumers}
         finished: set[str] = set()
-        everyone = [*(b.child for b in self.brokers.values()), *consumers, *producers]
+        everyone = [*(b.child for b in self.brokers.values() if b.child), *consumers,
+                    *producers]
 
         def note(child: Child, ev: dict) -> None:
             if ev.get("event") == "tick" and child.name in received:
@@ -380,7 +402,8 @@ class Runner:
         while any(c.alive() for c in producers + consumers) and time.monotonic() < deadline:
             time.sleep(0.02)
         for b in reversed(list(self.brokers.values())):
-            sup.stop(b.child)
+            if b.child is not None:  # never stop a broker we did not start
+                sup.stop(b.child)
 
     def _burst_timeout(self) -> float:
         spec = self.spec

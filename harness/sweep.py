@@ -229,6 +229,8 @@ def main(args) -> int:
         overrides["producer"] = args.producer.split(",")
     if args.consumer:
         overrides["consumer"] = args.consumer.split(",")
+    if args.broker_url:
+        overrides["broker_urls"] = args.broker_url
     run_dir, failed = run_sweep(args.profile, args.axes, args.resume, overrides or None)
     if failed:
         print(

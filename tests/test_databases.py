@@ -20,11 +20,23 @@ from harness.procs import Child
 SERVERS = ["postgres", "mariadb"]
 
 
-def _start_or_skip(sup, kind: str, workdir: Path) -> databases.Database:
-    why = databases.missing(kind)
-    if why:
-        pytest.skip(why)
-    return databases.start(sup, kind, workdir)
+@pytest.fixture
+def start_db(sup, tmp_path):
+    """``start_db(kind)``: a server under ``tmp_path`` (skipped if not installed); stopped and
+    its data directory removed at teardown (it may live outside ``tmp_path``)."""
+    started = []
+
+    def start(kind: str) -> databases.Database:
+        why = databases.missing(kind)
+        if why:
+            pytest.skip(why)
+        db = databases.start(sup, kind, tmp_path)
+        started.append(db)
+        return db
+
+    yield start
+    for db in started:
+        databases.stop(sup, db)
 
 
 def _alive(pid: int) -> bool:
@@ -82,8 +94,8 @@ def test_unknown_kind_is_refused(sup, tmp_path):
 # -- real servers ---------------------------------------------------------------------------
 @pytest.mark.integration
 @pytest.mark.parametrize("kind", SERVERS)
-def test_server_listens_on_loopback_only_and_is_gone_after_stop(kind, sup, tmp_path):
-    db = _start_or_skip(sup, kind, tmp_path)
+def test_server_listens_on_loopback_only_and_is_gone_after_stop(kind, sup, start_db):
+    db = start_db(kind)
     assert db.child.alive() and db.data_dir.is_dir()
     assert db.child.name.startswith("db-") and db.ready_s < 30
     pids = _tree(db.child.pid)
@@ -107,8 +119,8 @@ def test_server_listens_on_loopback_only_and_is_gone_after_stop(kind, sup, tmp_p
 
 @pytest.mark.integration
 @pytest.mark.parametrize("kind", SERVERS)
-def test_wrong_password_fails_fast(kind, sup, tmp_path):
-    db = _start_or_skip(sup, kind, tmp_path)
+def test_wrong_password_fails_fast(kind, start_db):
+    db = start_db(kind)
     t0 = time.monotonic()
     bad = databases.login(db, password="not-" + db.password)
     took = time.monotonic() - t0
@@ -167,7 +179,7 @@ def test_sigkill_of_the_harness_stops_the_server(kind, tmp_path):
 @pytest.mark.integration
 @pytest.mark.parametrize("kind", ["derby", *SERVERS])
 def test_1000_persistent_messages_survive_a_broker_restart_on_jdbc(
-    kind, sup, tmp_path, monkeypatch
+    kind, sup, start_db, tmp_path, monkeypatch
 ):
     need_broker_built()
     py = client_or_skip("stomp-py")
@@ -175,7 +187,7 @@ def test_1000_persistent_messages_survive_a_broker_restart_on_jdbc(
     if kind == "derby":
         db, jdbc = None, databases.derby_jdbc(tmp_path / "derby")
     else:
-        db = _start_or_skip(sup, kind, tmp_path)
+        db = start_db(kind)
         jdbc = db.jdbc()
     queue = f"jdbc.{kind}"
 
