@@ -222,6 +222,7 @@ def start(
             f"broker-{spec.name}" + (f"-try{attempt}" if attempt else ""),
             (wrap or []) + argv,
             role="broker",
+            cwd=spec.data_dir,  # whatever the broker writes beside it (derby.log) stays there
         )
         broker = Broker(spec=spec, child=child, xml_path=xml_path)
         try:
@@ -289,16 +290,92 @@ def _why(child: Child) -> str:
     return child.last_error()
 
 
+_RENDER_DRIVERS = {
+    "jdbc-postgres": {"driver": "org.postgresql.Driver"},
+    "jdbc-mariadb": {"driver": "org.mariadb.jdbc.Driver", "adapter": "mysql-jdbc-adapter"},
+    "jdbc-derby": {"driver": "org.apache.derby.jdbc.EmbeddedDriver"},
+}
+
+
+def render_main(argv: list[str]) -> int:
+    """``python -m harness.brokers render OPTIONS > activemq.xml``: print the activemq.xml of a
+    broker the harness does not start (a container, another host), from the same template.
+
+    Hosts, ports, the data directory (relative paths resolve against the broker's working
+    directory), the store and the network connectors all come from the options. Text such as
+    ``${NAME}`` passes through unchanged, so a secret can stay a placeholder that the
+    deployment fills in when the broker starts (``deploy/broker-entrypoint.sh``).
+    """
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m harness.brokers render",
+                                 description=render_main.__doc__.split("\n\n")[0])
+    ap.add_argument("--name", required=True, help="brokerName")
+    ap.add_argument("--host", required=True, help="address the connectors bind, e.g. 0.0.0.0")
+    for proto in ("openwire", "stomp", "ws"):
+        ap.add_argument(f"--{proto}-port", type=int, required=True, metavar="PORT")
+    ap.add_argument("--persistence", default="none", choices=PERSISTENCE)
+    ap.add_argument("--data-dir", required=True, help="the broker's dataDirectory")
+    ap.add_argument("--network-to", action="append", default=[], metavar="URL",
+                    help="OpenWire URL of a peer this broker forwards to (repeatable)")
+    ap.add_argument("--duplex", action="store_true", help="make the network connectors duplex")
+    ap.add_argument("--network-ttl", type=int, default=1, metavar="HOPS")
+    ap.add_argument("--jdbc-url", help="JDBC URL (jdbc-* persistence only)")
+    ap.add_argument("--jdbc-user", default="", help="may be a ${NAME} placeholder")
+    ap.add_argument("--jdbc-password", default="", help="may be a ${NAME} placeholder")
+    ap.add_argument("--no-flow-control", action="store_true")
+    args = ap.parse_args(argv)
+
+    for opt in ("openwire_port", "stomp_port", "ws_port"):
+        if not 0 < getattr(args, opt) < 65536:
+            ap.error(f"--{opt.replace('_', '-')} must be 1..65535")
+    jdbc = None
+    if args.persistence in _RENDER_DRIVERS:
+        if not args.jdbc_url:
+            ap.error(f"--persistence {args.persistence} needs --jdbc-url")
+        jdbc = {**_RENDER_DRIVERS[args.persistence], "url": args.jdbc_url,
+                "user": args.jdbc_user, "password": args.jdbc_password}
+    elif args.jdbc_url or args.jdbc_user or args.jdbc_password:
+        ap.error(f"--jdbc-* options need a jdbc-* --persistence, not {args.persistence}")
+    connectors = []
+    for url in args.network_to:
+        peer = url.split("://", 1)[-1].split(":", 1)[0].split("/", 1)[0]
+        if "://" not in url or not peer:
+            ap.error(f"--network-to: {url!r} is not a URL (tcp://host:port)")
+        connectors.append(NetworkConnector(
+            name=f"{args.name}-to-{peer}", uri=f"static:({url})?maxReconnectDelay=1000",
+            duplex=args.duplex, ttl=args.network_ttl))
+    spec = BrokerSpec(
+        name=args.name, host=args.host, persistence=args.persistence,
+        data_dir=Path(args.data_dir), openwire_port=args.openwire_port,
+        stomp_port=args.stomp_port, ws_port=args.ws_port,
+        producer_flow_control=not args.no_flow_control,
+        network_connectors=connectors, jdbc=jdbc,
+    )
+    sys.stdout.write(render(spec))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m harness.brokers [--persistence P]``: run one broker until Ctrl-C (for
-    developing a client by hand). Prints its URLs as one JSON line."""
+    developing a client by hand). Prints its URLs as one JSON line.
+
+    ``python -m harness.brokers render ...`` prints an activemq.xml instead (``render_main``).
+    """
     import argparse
     import json
+    import sys
     import tempfile
 
     from harness.procs import Interrupted, install_signal_handlers
 
-    ap = argparse.ArgumentParser(prog="python -m harness.brokers")
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["render"]:
+        return render_main(argv[1:])
+    ap = argparse.ArgumentParser(prog="python -m harness.brokers",
+                                 epilog="python -m harness.brokers render --help: print an "
+                                 "activemq.xml for a broker the harness does not start")
     ap.add_argument("--persistence", default="none", choices=PERSISTENCE)
     args = ap.parse_args(argv)
     install_signal_handlers()

@@ -166,7 +166,10 @@ def start(
     of ``host`` and wait until user ``bench`` can log in to database ``activemq``.
 
     ``wrap`` prefixes the server's command (e.g. ``ip netns exec NS``); the readiness login
-    runs under it too. Retries with a new port if the chosen one was taken meanwhile.
+    runs under it too. Retries with a new port if the chosen one was taken meanwhile. If the
+    server's account (``postgres`` when running as root) cannot reach ``workdir``, the data
+    directory is made in the system temp directory with a symlink to it in ``workdir``: call
+    ``stop`` to remove it.
     """
     why = missing(kind)
     if why:
@@ -176,13 +179,13 @@ def start(
     workdir.mkdir(parents=True, exist_ok=True)
     password = secrets.token_urlsafe(24)
     wrap = list(wrap or [])
-    if kind == "postgres":
-        data_dir, link, argv_for, run_as = _prepare_postgres(workdir, password)
-    else:
-        data_dir, link, argv_for, run_as = _prepare_mariadb(workdir, password)
-    init_s = time.monotonic() - t0
-    last = ""
+    run_as = PG_OS_USER if kind == "postgres" and os.geteuid() == 0 else None
+    data_dir, link = _fresh_dir(workdir, kind, run_as)
     try:
+        prepare = _prepare_postgres if kind == "postgres" else _prepare_mariadb
+        argv_for = prepare(data_dir, password, run_as)
+        init_s = time.monotonic() - t0
+        last = ""
         for attempt in range(3):
             port = free_port(host if not wrap else "127.0.0.1")
             argv = argv_for(host, port)
@@ -274,10 +277,8 @@ def query(db: Database, sql: str, password: str | None = None, timeout: float = 
 
 
 # -- PostgreSQL -----------------------------------------------------------------------------
-def _prepare_postgres(workdir: Path, password: str):
+def _prepare_postgres(data_dir: Path, password: str, run_as: str | None):
     bindir = postgres_bindir()
-    run_as = PG_OS_USER if os.geteuid() == 0 else None
-    data_dir, link = _fresh_dir(workdir, "postgres", run_as)
     pgdata = data_dir / "data"
     pwfile = data_dir / "pwfile"
     try:
@@ -346,13 +347,12 @@ def _prepare_postgres(workdir: Path, password: str):
             "log_destination=stderr",
         ]
 
-    return data_dir, link, argv_for, run_as
+    return argv_for
 
 
 # -- MariaDB --------------------------------------------------------------------------------
-def _prepare_mariadb(workdir: Path, password: str):
+def _prepare_mariadb(data_dir: Path, password: str, run_as: str | None):
     tools = _mariadb_tools()
-    data_dir, link = _fresh_dir(workdir, "mariadb", None)
     datadir = data_dir / "data"
     root = ["--user=root"] if os.geteuid() == 0 else []
     _run(
@@ -411,7 +411,7 @@ def _prepare_mariadb(workdir: Path, password: str):
             "--innodb-buffer-pool-size=128M",
         ]
 
-    return data_dir, link, argv_for, None
+    return argv_for
 
 
 # -- helpers --------------------------------------------------------------------------------

@@ -205,6 +205,7 @@ class Runner:
         work.mkdir(exist_ok=True)
         sup = Supervisor(self.dir / "logs")
         self.brokers: dict[str, brokers.Broker] = {}
+        self.databases: list = []
         self.net = None
         try:
             self._start_brokers(sup, work)
@@ -217,6 +218,10 @@ class Runner:
         finally:
             sup.stop_all()
             self.outcome.store_bytes = sum(b.store_bytes() for b in self.brokers.values())
+            if self.databases:
+                from harness import databases
+                for db in self.databases:  # their data directories may live outside ``work``
+                    databases.stop(sup, db)
             self._collect(sup)
             if self.net is not None:
                 self.net.remove()
@@ -283,7 +288,9 @@ class Runner:
         if self.net is not None:
             kw = {"host": self.net.address(name), "wrap": self.net.wrap(name)}
         self.progress(f"starting {kind} for broker {name}")
-        return databases.start(sup, kind, work, **kw).jdbc()
+        db = databases.start(sup, kind, work, **kw)
+        self.databases.append(db)
+        return db.jdbc()
 
     def _wait_bridges(self, sup: Supervisor) -> None:
         """Wait until every broker's network connectors have their bridges up."""

@@ -32,6 +32,7 @@ class Point:
     series: str
     x: object
     spec: PointSpec
+    rate_of: str | None = None  # latency-vs-load: offer a fraction (x) of that point's rate
 
 
 def profile_names() -> list[str]:
@@ -85,10 +86,26 @@ def expand(
                 pid = results.safe_name(f"{axis}-{label}")
                 points.append(Point(axis, pid, label, combo, _spec(params, f"{axis}/{label}")))
             continue
+        if ax.get("kind") == "latency-vs-load":
+            # the first point finds the maximum rate; the others offer fractions of it, their
+            # --rate filled in at run time from the first point's result (see run_sweep)
+            params = {**base, **(overrides or {})}
+            label = ax.get("label") or " -> ".join(
+                _fmt(params.get(k, "")) for k in ("producer", "consumer"))
+            points.append(Point(axis, results.safe_name(f"{axis}-max"), label, "max",
+                                _spec({**params, "rate": 0, "label": label}, f"{axis}/max")))
+            for frac in ax.get("fractions", [0.25, 0.5, 0.75, 0.9]):
+                pid = results.safe_name(f"{axis}-load={int(frac * 100)}pct")
+                points.append(Point(axis, pid, label, frac,
+                                    _spec({**params, "label": label}, f"{axis}/{pid}"),
+                                    rate_of=results.safe_name(f"{axis}-max")))
+            continue
         x = ax.get("x")
-        if x not in _SPEC_KEYS:
-            raise ProfileError(f"axis {axis}: x must be a point parameter, got {x!r}")
-        series = ax.get("series") or profile.get("series_default") or [{}]
+        xs = x if isinstance(x, list) else [x]  # several parameters can follow one value
+        for k in xs:
+            if k not in _SPEC_KEYS:
+                raise ProfileError(f"axis {axis}: x must be point parameters, got {k!r}")
+        series = ax.get("series") or [{}]
         for s in series:
             s = dict(s)
             label = (
@@ -97,8 +114,8 @@ def expand(
                 or "default"
             )
             for value in ax.get("values", []):
-                params = {**base, **s, x: value, **(overrides or {})}
-                pid = results.safe_name(f"{axis}-{label}-{x}={value}")
+                params = {**base, **s, **{k: value for k in xs}, **(overrides or {})}
+                pid = results.safe_name(f"{axis}-{label}-{xs[0]}={value}")
                 points.append(
                     Point(
                         axis, pid, label, value, _spec({**params, "label": label}, f"{axis}/{pid}")
@@ -183,6 +200,8 @@ def run_sweep(
     try:
         for point in todo:
             try:
+                if point.rate_of:
+                    _offer_fraction(run, point)
                 point.spec.validate()
             except ValueError as e:  # e.g. netns without root: say so, don't fail the sweep
                 run.write_point(point.id, {"status": "skipped", "errors": [str(e)],
@@ -221,6 +240,19 @@ def run_sweep(
         except Exception as e:  # charts must never hide the run's own outcome
             print(f"bench sweep: charts failed: {e}", file=sys.stderr)
     return run.dir, failed
+
+
+def _offer_fraction(run: results.Run, point: Point) -> None:
+    """Set the point's per-producer rate to its fraction of the measured maximum."""
+    path = run.point_path(point.rate_of)
+    doc = results.load_point(path) if path.exists() else {}
+    peak = (doc.get("throughput") or {}).get("recv_msgs_per_s")
+    if not peak:
+        raise ValueError(f"no maximum rate measured by {point.rate_of}: nothing to offer")
+    point.spec.rate = round(peak * float(point.x) / point.spec.producers, 1)
+    # enough messages for the burst to last a couple of seconds at the offered rate
+    point.spec.count = max(point.spec.count // 4, min(point.spec.count,
+                                                       int(point.spec.rate * 3)))
 
 
 def main(args) -> int:

@@ -6,6 +6,7 @@
 | forward | a, b | a -> b | a | b | 1 |
 | split | a, b | a -> b | a | a, b | 1 |
 | chain3 | a, b, c | a -> b, b -> c | a | c | 2 |
+| mesh2 | a, b | a <-> b (duplex) | a, b | a, b | 1 |
 | mesh3 | a, b, c | a <-> b, a <-> c, b <-> c (duplex) | a, b, c | a, b, c | 1 |
 
 Queues only: ``conduitSubscriptions`` is off so each remote consumer counts for load
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 
 from harness.brokers import NetworkConnector
 
-TOPOLOGIES = ("single", "forward", "split", "chain3", "mesh3")
+TOPOLOGIES = ("single", "forward", "split", "chain3", "mesh2", "mesh3")
 DISCOVERY = ("static", "multicast")
 HOSTS = ("loopback", "netns")
 
@@ -55,6 +56,8 @@ def layout(topology: str) -> Layout:
     if topology == "chain3":
         return Layout("chain3", ["a", "b", "c"], [("a", "b", False), ("b", "c", False)], 2,
                       ["a"], ["c"])
+    if topology == "mesh2":
+        return Layout("mesh2", ["a", "b"], [("a", "b", True)], 1, ["a", "b"], ["a", "b"])
     if topology == "mesh3":
         return Layout("mesh3", ["a", "b", "c"],
                       [("a", "b", True), ("a", "c", True), ("b", "c", True)], 1,

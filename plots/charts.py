@@ -243,6 +243,7 @@ def chart_by_category(
     *,
     order=None,
     ref_ratios: dict[str, tuple[float, str]] | None = None,
+    finish: bool = True,
 ) -> Path:
     """Grouped bars: send and receive per category value, one group per series."""
     series = _series(points, x_key)
@@ -301,6 +302,8 @@ def chart_by_category(
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     ax.set_title(f"Throughput by {axis}: producer (hatched) and consumer rates")
+    if not finish:
+        return fig, ax
     return _finish(fig, ax, manifest, points, path, _busiest_note(points))
 
 
@@ -343,6 +346,57 @@ def chart_heatmap(manifest, points, path: Path) -> Path:
     fig.colorbar(im, ax=ax, label="receive msg/s (median)")
     ax.set_title("Throughput by language pair (receive msg/s)")
     return _finish(fig, ax, manifest, points, path)
+
+
+def chart_latency(manifest, points, path: Path) -> Path:
+    """Latency percentiles (from the intended send time) versus offered load."""
+    rows = []
+    for p in points:
+        t, lat = p.get("throughput") or {}, p.get("latency_ms") or {}
+        if not t or not lat:
+            continue
+        offered = p["parameters"].get("rate", 0) * p["parameters"].get("producers", 1)
+        x = offered if offered else _num(t.get("recv_msgs_per_s"))
+        rows.append((x, offered == 0, lat))
+    rows.sort(key=lambda r: r[0])
+    fig, ax = plt.subplots(figsize=(8.5, 5))
+    for key, label, style in (("p50", "p50", "-"), ("p99", "p99", "--"),
+                              ("p99_9", "p99.9", "-."), ("max", "max", ":")):
+        ax.plot([r[0] for r in rows], [_num(r[2].get(key)) for r in rows], style, marker="o",
+                markersize=4, label=label)
+    for x, unlimited, _lat in rows:
+        if unlimited:
+            ax.axvline(x, color="#888888", linewidth=0.8)
+            ax.annotate("maximum (unlimited rate)", (x, 0.02), xycoords=("data", "axes fraction"),
+                        rotation=90, fontsize=7, ha="right", color="#555555")
+    ax.set_yscale("log")
+    ax.set_xlabel("offered load, msg/s (all producers)")
+    ax.set_ylabel("latency ms, from the intended send time (log)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    pair = (points[0].get("sweep") or {}).get("series", "") if points else ""
+    ax.set_title(f"Latency versus load ({pair}); percentiles over all merged records")
+    return _finish(fig, ax, manifest, points, path, _busiest_note(points))
+
+
+def chart_mqperf(manifest, points, path: Path) -> Path:
+    """Persistent client-ack throughput by producer-consumer pairs, beside mqperf's table."""
+    fig_, ax = chart_by_category(manifest, points, "producer-consumer pairs", "producers",
+                                 path, finish=False)
+    table = REFERENCES["mqperf"]["table"]
+    cats = [t.get_text() for t in ax.get_xticklabels()]
+    top = ax.get_ylim()[1]
+    for nodes, threads, send, recv in table:
+        if str(threads) in cats:
+            top = max(top, recv * 1.15)
+            ci = cats.index(str(threads))
+            ax.plot([ci - 0.4, ci + 0.4], [recv, recv], **REF_STYLE)
+            ax.annotate(f"mqperf {nodes} node{'s' if nodes > 1 else ''}: {recv:,}",
+                        (ci + 0.4, recv), fontsize=6.5, color=REF_STYLE["color"], ha="right",
+                        va="bottom")
+    ax.set_ylim(top=top)
+    ax.set_title("mqperf setup: persistent, client ack, by producer-consumer pairs")
+    return _finish(fig_, ax, manifest, points, path, _busiest_note(points))
 
 
 def _by_axis(points: list[dict]) -> dict[str, list[dict]]:
@@ -435,6 +489,10 @@ def render_run(run_dir: Path) -> list[Path]:
                 order=["single", "forward", "split", "chain3", "mesh3"],
                 ref_ratios={"forward": (blog["cross_broker_ratio"],
                                         "blog 2008: ~1/2 across brokers")}))
+        elif axis == "latency":
+            written.append(chart_latency(manifest, pts, charts / "latency-vs-load.png"))
+        elif axis == "mqperf":
+            written.append(chart_mqperf(manifest, pts, charts / "throughput-mqperf.png"))
         elif axis == "languages":
             written.append(chart_heatmap(manifest, pts, charts / "throughput-by-language-pair.png"))
         else:
