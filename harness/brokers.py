@@ -309,8 +309,10 @@ def render_main(argv: list[str]) -> int:
     import argparse
     import sys
 
-    ap = argparse.ArgumentParser(prog="python -m harness.brokers render",
-                                 description=render_main.__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m harness.brokers render",
+        description="Print the activemq.xml of a broker the harness does not start, rendered "
+        "from broker/templates/activemq.xml.j2.")
     ap.add_argument("--name", required=True, help="brokerName")
     ap.add_argument("--host", required=True, help="address the connectors bind, e.g. 0.0.0.0")
     for proto in ("openwire", "stomp", "ws"):
@@ -400,9 +402,6 @@ def main(argv: list[str] | None = None) -> int:
             pass
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())
 
 
 # -- brokers the harness did not start -------------------------------------------------------
@@ -515,3 +514,7 @@ def _map_message(body) -> dict:
         else:
             out[key.text] = v
     return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

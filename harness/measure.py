@@ -127,7 +127,8 @@ def account(
     seen: Counter = Counter()
     for records in received_by_consumer.values():
         last: dict[tuple[str, str], int] = {}
-        for r in records:
+        # order of arrival, not of the file: a client may record after an actor pool
+        for r in sorted(records, key=lambda rec: rec.recv_ns):
             key = (r.producer, r.seq)
             if key not in sent_keys:
                 a.foreign += 1

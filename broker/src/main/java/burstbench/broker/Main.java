@@ -63,6 +63,8 @@ public final class Main {
 
     BrokerService broker;
     try {
+      // xbean would otherwise start the broker while loading the file; --check must not
+      BrokerFactory.setStartDefault(false);
       broker = BrokerFactory.createBroker(new URI("xbean:" + config.toUri()), false);
     } catch (Exception e) {
       System.err.println("error: " + config + " was not accepted: " + rootMessage(e));
