@@ -239,6 +239,11 @@ def cmd_perf(args) -> int:
     return perf.main(args)
 
 
+def cmd_compare(args) -> int:
+    from harness import compare
+    return compare.main(args)
+
+
 def cmd_plot(args) -> int:
     from plots import charts
 
@@ -283,6 +288,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--rounds", type=_int(1), default=3, help="measured rounds after a warm-up")
     p.set_defaults(func=cmd_perf)
+
+    p = sub.add_parser("compare", help="per-point ratios of two runs; exit 1 on a regression")
+    p.add_argument("run_a", help="baseline run id, 'latest' or a path")
+    p.add_argument("run_b", help="run to judge")
+    p.add_argument("--threshold", type=float, default=10.0,
+                   help="percent drop (beyond the measured spread) that counts as a regression")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("plot", help="re-render a run's charts from its result files")
     p.add_argument("run", nargs="?", default="latest", help="run id, 'latest' or a path")

@@ -499,4 +499,7 @@ def render_run(run_dir: Path) -> list[Path]:
             written.append(
                 chart_by_category(manifest, pts, axis, axis, charts / f"throughput-by-{axis}.png")
             )
+    from plots import report  # the page embeds what was just drawn
+
+    written.append(report.render(run_dir))
     return written

@@ -1,0 +1,68 @@
+"""``./bench compare RUN_A RUN_B``: per-point ratios, and regressions beyond the spread.
+
+A difference is *significant* when the two runs' min-max ranges over their measured bursts
+do not overlap. A *regression* is a significant drop of B's median receive rate below A's by
+more than ``--threshold`` percent (or a rise of p99 latency by more than that); any regression
+makes the exit code 1.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from harness import results
+
+
+def _t(doc, key):
+    return (doc.get("throughput") or {}).get(key)
+
+
+def compare(run_a, run_b, threshold: float, out=sys.stdout) -> int:
+    _, a_points = results.load_run(run_a)
+    _, b_points = results.load_run(run_b)
+    a = {p["point"]: p for p in a_points}
+    b = {p["point"]: p for p in b_points}
+    common = [k for k in a if k in b]
+    if not common:
+        print(f"bench compare: no point in common between {run_a.name} and {run_b.name}",
+              file=sys.stderr)
+        return 2
+    regressions = 0
+    print(f"{'point':<48}{'A recv/s':>11}{'B recv/s':>11}{'B/A':>7}  {'A p99':>8}{'B p99':>8}"
+          "  verdict", file=out)
+    for k in common:
+        pa, pb = a[k], b[k]
+        ra, rb = _t(pa, "recv_msgs_per_s"), _t(pb, "recv_msgs_per_s")
+        la = (pa.get("latency_ms") or {}).get("p99")
+        lb = (pb.get("latency_ms") or {}).get("p99")
+        if not ra or not rb:
+            print(f"{k:<48}{'-':>11}{'-':>11}{'-':>7}  {'':>8}{'':>8}  not comparable "
+                  f"({pa.get('status')} / {pb.get('status')})", file=out)
+            continue
+        ratio = rb / ra
+        overlap = not (_t(pb, "recv_max") < _t(pa, "recv_min")
+                       or _t(pb, "recv_min") > _t(pa, "recv_max"))
+        verdict = "same (ranges overlap)" if overlap else (
+            "faster" if ratio > 1 else "slower")
+        if not overlap and ratio < 1 - threshold / 100:
+            verdict = f"REGRESSION (> {threshold:g}% slower, beyond the spread)"
+            regressions += 1
+        elif la and lb and lb > la * (1 + threshold / 100) and not overlap:
+            verdict = f"REGRESSION (p99 latency > {threshold:g}% higher)"
+            regressions += 1
+        print(f"{k:<48}{ra:>11,.0f}{rb:>11,.0f}{ratio:>7.2f}  "
+              f"{la if la is not None else float('nan'):>8.2f}"
+              f"{lb if lb is not None else float('nan'):>8.2f}  {verdict}", file=out)
+    only = sorted(set(a) ^ set(b))
+    if only:
+        print(f"points in only one run: {', '.join(only)}", file=out)
+    print(f"{len(common)} points compared, {regressions} regression(s)", file=out)
+    return 1 if regressions else 0
+
+
+def main(args) -> int:
+    if args.threshold < 0:
+        print("bench compare: error: --threshold must be >= 0", file=sys.stderr)
+        return 2
+    return compare(results.resolve_run(args.run_a), results.resolve_run(args.run_b),
+                   args.threshold)
