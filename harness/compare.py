@@ -17,7 +17,8 @@ def _t(doc, key):
     return (doc.get("throughput") or {}).get(key)
 
 
-def compare(run_a, run_b, threshold: float, out=sys.stdout) -> int:
+def compare(run_a, run_b, threshold: float, out=None) -> int:
+    out = out or sys.stdout
     _, a_points = results.load_run(run_a)
     _, b_points = results.load_run(run_b)
     a = {p["point"]: p for p in a_points}

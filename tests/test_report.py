@@ -1,0 +1,76 @@
+"""Charts and the HTML report from result files alone; the page really shows them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from test_results import _outcome
+
+from harness import compare, results
+from harness.points import document
+from plots import charts
+
+
+def _run_with_points(tmp_path, name="r", scale=1.0):
+    run = results.Run(name, ["bench", "sweep"], root=tmp_path)
+    for n in (1, 2, 4):
+        doc = document(_outcome(tmp_path), "t")
+        doc["sweep"] = {"profile": "quick", "axis": "consumers", "series": "stomp-py", "x": n}
+        doc["parameters"]["consumers"] = n
+        for key in ("recv_msgs_per_s", "recv_min", "recv_max", "send_msgs_per_s", "send_min",
+                    "send_max"):
+            doc["throughput"][key] = 1000.0 * n * scale + (50 if key.endswith("max") else 0) \
+                - (50 if key.endswith("min") else 0)
+        run.write_point(f"consumers-{n}", doc)
+    run.finish("complete")
+    return run
+
+
+def test_plot_renders_charts_and_a_self_contained_report(tmp_path):
+    run = _run_with_points(tmp_path)
+    written = charts.render_run(run.dir)
+    names = sorted(p.name for p in written)
+    assert names == ["report.html", "throughput-by-consumers.png"]
+    page = (run.dir / "report.html").read_text()
+    assert "data:image/png;base64," in page and "<img" in page
+    assert "src=\"http" not in page and "href=\"http" not in page  # nothing fetched
+    assert "consumers-4" in page and "Accounting" in page and "Environment" in page
+
+
+@pytest.mark.integration
+def test_report_screenshot_in_headless_chromium_shows_the_charts(tmp_path):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        pytest.skip("chromium not installed (Debian package chromium)")
+    import matplotlib.image as mpimg
+
+    run = _run_with_points(tmp_path)
+    charts.render_run(run.dir)
+    shot = tmp_path / "shot.png"
+    r = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
+         "--window-size=1200,1600", f"--screenshot={shot}",
+         (run.dir / "report.html").as_uri()],
+        capture_output=True, text=True, timeout=120)
+    assert shot.exists(), r.stderr[-2000:]
+    img = mpimg.imread(shot)[..., :3]
+    non_white = (img < 0.95).any(axis=2).mean()
+    assert non_white > 0.03, f"page looks empty ({non_white:.1%} non-white)"
+    # the chart's lines are coloured (matplotlib's first colour is blue): text alone is grey
+    blue = ((img[..., 2] > 0.55) & (img[..., 0] < 0.35)).mean()
+    assert blue > 0.0005, f"no chart colours on the page ({blue:.3%})"
+
+
+def test_compare_flags_a_regression_beyond_the_spread(tmp_path, capsys):
+    a = _run_with_points(tmp_path, "a")
+    b = _run_with_points(tmp_path, "b", scale=0.5)
+    same = _run_with_points(tmp_path, "c")
+    assert compare.compare(a.dir, same.dir, threshold=10) == 0
+    assert compare.compare(a.dir, b.dir, threshold=10) == 1
+    out = capsys.readouterr().out
+    assert "REGRESSION" in out and "0.50" in out
+    assert compare.compare(b.dir, a.dir, threshold=10) == 0  # faster is not a regression
