@@ -52,6 +52,8 @@ class NetworkConnector:
     decrease_priority: bool = True
     suppress_duplicates: bool = True
     prefetch: int = 1000
+    user: str = ""
+    password: str = ""
 
 
 @dataclass
@@ -76,7 +78,11 @@ class BrokerSpec:
     network_connectors: list[NetworkConnector] = field(default_factory=list)
     users: list[dict] = field(default_factory=list)
     jdbc: dict | None = None
+    tls: object | None = None  # harness.tls.Material: TLS-only connectors
     discovery_uri: str | None = None  # advertise the OpenWire connector (multicast)
+    # KahaDB shared-store master/slave: how often a broker waiting for the store's lock
+    # retries (ms); 0 keeps ActiveMQ's default locker (no <locker> element)
+    lock_acquire_ms: int = 0
 
     def __post_init__(self) -> None:
         if self.persistence not in PERSISTENCE:
@@ -93,15 +99,18 @@ class Broker:
 
     @property
     def openwire_url(self) -> str:
-        return f"tcp://{self.spec.host}:{self.spec.openwire_port}"
+        scheme = "ssl" if self.spec.tls else "tcp"
+        return f"{scheme}://{self.spec.host}:{self.spec.openwire_port}"
 
     @property
     def stomp_url(self) -> str:
-        return f"stomp://{self.spec.host}:{self.spec.stomp_port}"
+        scheme = "stomp+ssl" if self.spec.tls else "stomp"
+        return f"{scheme}://{self.spec.host}:{self.spec.stomp_port}"
 
     @property
     def ws_url(self) -> str:
-        return f"ws://{self.spec.host}:{self.spec.ws_port}/"
+        scheme = "wss" if self.spec.tls else "ws"
+        return f"{scheme}://{self.spec.host}:{self.spec.ws_port}/"
 
     def url_for(self, protocol: str) -> str:
         return {"openwire": self.openwire_url, "stomp": self.stomp_url, "ws": self.ws_url}[protocol]
@@ -137,18 +146,21 @@ def render(spec: BrokerSpec) -> str:
     connectors = [
         {
             "name": "openwire",
-            "uri": f"tcp://{h}:{spec.openwire_port}?maximumConnections=4096"
+            "uri": f"{'ssl' if spec.tls else 'tcp'}://{h}:{spec.openwire_port}"
+            "?maximumConnections=4096"
             "&wireFormat.maxFrameSize=104857600",
             "discovery": spec.discovery_uri,
         },
         {
             "name": "stomp",
-            "uri": f"stomp://{h}:{spec.stomp_port}?maximumConnections=4096"
+            "uri": f"{'stomp+ssl' if spec.tls else 'stomp'}://{h}:{spec.stomp_port}"
+            "?maximumConnections=4096"
             "&wireFormat.maxFrameSize=104857600",
         },
         {
             "name": "ws",
-            "uri": f"ws://{h}:{spec.ws_port}?maximumConnections=4096"
+            "uri": f"{'wss' if spec.tls else 'ws'}://{h}:{spec.ws_port}"
+            "?maximumConnections=4096"
             "&wireFormat.maxFrameSize=104857600",
         },
     ]
@@ -158,6 +170,7 @@ def render(spec: BrokerSpec) -> str:
         persistent=spec.persistence != "none",
         store=store,
         kahadb_sync="always" if spec.persistence == "kahadb" else "never",
+        lock_acquire_ms=spec.lock_acquire_ms,
         producer_flow_control=spec.producer_flow_control,
         queue_prefetch=spec.queue_prefetch,
         queue_memory_limit=spec.queue_memory_limit,
@@ -168,6 +181,7 @@ def render(spec: BrokerSpec) -> str:
         network=bool(spec.network_connectors),
         network_connectors=spec.network_connectors,
         users=spec.users,
+        tls=spec.tls,
         jdbc=spec.jdbc,
         connectors=connectors,
     )

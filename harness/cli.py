@@ -87,6 +87,10 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
                    help="loopback (ports on 127.0.0.1) or netns (a network namespace each)")
     p.add_argument("--link-rate", default="", help="tbf rate limit on broker links, e.g. "
                    "10mbit (netns only)")
+    p.add_argument("--tls", action="store_true", help="TLS-only connectors with a throwaway CA; "
+                   "clients verify the broker's certificate")
+    p.add_argument("--auth", action="store_true",
+                   help="brokers require a user (generated password); clients log in")
     p.add_argument("--broker-url", action="append", default=[], metavar="URLS",
                    help="use a broker the harness did not start: comma-separated URLs, e.g. "
                    "tcp://h:61616,stomp://h:61613,ws://h:61614/ (repeat per broker)")
@@ -118,6 +122,8 @@ def spec_from(args) -> PointSpec:
         link_rate=args.link_rate,
         link_delay=args.link_delay,
         broker_urls=args.broker_url,
+        tls=args.tls,
+        auth=args.auth,
         producer_flow_control=not args.no_flow_control,
     )
     spec.validate()
@@ -244,6 +250,12 @@ def cmd_compare(args) -> int:
     return compare.main(args)
 
 
+def cmd_chaos(args) -> int:
+    from harness import chaos
+
+    return chaos.main(args)
+
+
 def cmd_plot(args) -> int:
     from plots import charts
 
@@ -295,6 +307,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threshold", type=float, default=10.0,
                    help="percent drop (beyond the measured spread) that counts as a regression")
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("chaos", help="inject a fault into a persistent client-ack burst; "
+                       "exit 1 if anything was lost")
+    p.add_argument("scenario", choices=["broker-kill", "link-cut", "failover-pair",
+                                        "consumer-kill", "slow-consumer", "all"],
+                   help="the fault, or all (every scenario x every applicable language)")
+    p.add_argument("--client", help="the client for producers and consumers (default stomp-py; "
+                   f"failover-pair: openwire-jms). Known: {clients.help_text()}")
+    p.add_argument("--count", type=_int(1), default=500, help="messages per burst")
+    p.add_argument("--bursts", type=_int(4), default=12, help="bursts per producer")
+    p.add_argument("--cut-seconds", type=_float(0.1), default=10.0,
+                   help="link-cut: how long the link stays down")
+    p.set_defaults(func=cmd_chaos)
 
     p = sub.add_parser("plot", help="re-render a run's charts from its result files")
     p.add_argument("run", nargs="?", default="latest", help="run id, 'latest' or a path")

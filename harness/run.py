@@ -48,6 +48,8 @@ class PointSpec:
     link_rate: str = ""  # tbf rate on inter-broker links (netns only), e.g. "10mbit"
     link_delay: str = ""  # refused: this kernel has no netem
     producer_flow_control: bool = True
+    tls: bool = False  # TLS-only connectors, a throwaway CA, clients verify the broker
+    auth: bool = False  # brokers require a user with a generated password
     broker_urls: list[str] = field(default_factory=list)  # brokers the harness did not start
     expect_loss: bool = False
     drain_timeout: float = 20.0  # seconds without progress before a burst is declared stalled
@@ -250,20 +252,36 @@ class Runner:
                                      multicast=spec.discovery == "multicast")
             self.net.create()
             self.outcome.namespaces = list(self.net.names)
+        hosts = {n: (self.net.address(n) if self.net else "127.0.0.1") for n in lay.brokers}
+        material = None
+        if spec.tls:
+            from harness import tls
+            material = tls.make(work, sorted(set(hosts.values())))
+            self.ca = material.ca_pem
+        if spec.auth:
+            import secrets
+            self.credentials = ("bench", secrets.token_urlsafe(16))
+        users = ([{"name": self.credentials[0], "password": self.credentials[1]}]
+                 if spec.auth else [])
         specs = {}
         for name in lay.brokers:
-            host = self.net.address(name) if self.net else "127.0.0.1"
+            host = hosts[name]
             specs[name] = brokers.BrokerSpec(
                 name=name, host=host, persistence=spec.persistence,
                 queue_prefetch=spec.prefetch, producer_flow_control=spec.producer_flow_control,
                 openwire_port=brokers.free_port(), stomp_port=brokers.free_port(),
                 ws_port=brokers.free_port(), data_dir=work / f"broker-{name}",
                 discovery_uri=(f"multicast://default?group=bb{tag}"
-                               if spec.discovery == "multicast" else None))
+                               if spec.discovery == "multicast" else None),
+                tls=material, users=users)
         for name, bs in specs.items():
             bs.network_connectors = topology.connectors(
                 lay, name, spec.discovery, f"bb{tag}",
-                lambda peer: f"tcp://{specs[peer].host}:{specs[peer].openwire_port}")
+                lambda peer: f"{'ssl' if spec.tls else 'tcp'}://{specs[peer].host}:"
+                             f"{specs[peer].openwire_port}")
+            for nc in bs.network_connectors:
+                if spec.auth:
+                    nc.user, nc.password = self.credentials
             bs.jdbc = self._jdbc(sup, name, work)
         for name, bs in specs.items():
             kw = {}
@@ -346,6 +364,10 @@ class Runner:
                     argv += ["--rate", f"{spec.rate:g}"]
             else:
                 argv += ["--ack", spec.ack, "--prefetch", str(spec.prefetch)]
+            if spec.tls:
+                argv += ["--ca", str(self.ca)]
+            if spec.auth:
+                argv += ["--user", self.credentials[0], "--password", self.credentials[1]]
             if self.net is not None:
                 argv = self.net.wrap(host) + argv
             child = sup.start(ident, argv, role=role)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import re
 import signal
 import sys
@@ -13,6 +14,9 @@ import time
 from urllib.parse import urlsplit
 
 import stomp
+
+# stomp.py logs connection failures itself; the contract wants one error line of ours
+logging.getLogger("stomp.py").setLevel(logging.CRITICAL)
 
 CLIENT = "stomp-py"
 MAX_SIZE = 64 * 1024 * 1024
@@ -82,6 +86,7 @@ def parser(role: str) -> ArgumentParser:
     p.add_argument("--gate", action="store_true")
     p.add_argument("--user")
     p.add_argument("--password")
+    p.add_argument("--ca", help="PEM CA file to verify the broker's TLS certificate")
     p.add_argument("--connect-timeout", type=float, default=10.0)
     p.add_argument("--version", action=VersionAction, help="print versions as JSON")
     if role == "producer":
@@ -133,7 +138,7 @@ def connect(args, listener: Listener | None = None):
         heartbeats=(0, 0),
     )
     if args.ssl:
-        conn.set_ssl(for_hosts=[(args.host, args.port)])
+        conn.set_ssl(for_hosts=[(args.host, args.port)], ca_certs=args.ca)
     conn.set_listener("bench", listener)
     deadline = time.monotonic() + args.connect_timeout
     try:
