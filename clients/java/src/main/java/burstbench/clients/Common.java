@@ -59,6 +59,7 @@ final class Common {
         String records;
         boolean gate;
         String user, password;
+        String ca;
         double connectTimeout = 10;
 
         boolean producer() { return role.equals("producer"); }
@@ -71,7 +72,7 @@ final class Common {
         {"url", "pc", "v"}, {"destinations", "pc", "v"}, {"count", "pc", "v"}, {"size", "pc", "v"},
         {"bursts", "pc", "v"}, {"persistent", "p", ""}, {"async-send", "p", ""}, {"ack", "c", "v"},
         {"prefetch", "c", "v"}, {"rate", "p", "v"}, {"tx-batch", "pc", "v"}, {"id", "pc", "v"},
-        {"records", "pc", "v"}, {"gate", "pc", ""}, {"user", "pc", "v"}, {"password", "pc", "v"},
+        {"records", "pc", "v"}, {"gate", "pc", ""}, {"user", "pc", "v"}, {"password", "pc", "v"}, {"ca", "pc", "v"},
         {"connect-timeout", "pc", "v"}, {"version", "pc", ""}, {"help", "pc", ""},
     };
 
@@ -129,6 +130,9 @@ final class Common {
                 case "gate": o.gate = true; break;
                 case "user": o.user = value; break;
                 case "password": o.password = value; break;
+                case "ca":
+                    if (!java.nio.file.Files.isReadable(java.nio.file.Path.of(value))) usage("--ca: cannot read " + value);
+                    o.ca = value; break;
                 case "connect-timeout": o.connectTimeout = doubleIn(name, value, 0, 86400, false); break;
                 default: usage("unknown option --" + name);
             }
@@ -232,6 +236,7 @@ final class Common {
          .append(p ? "  --gate                 read 'go' (send next burst) / 'stop' from stdin\n"
                    : "  --gate                 run until 'stop' or EOF on stdin\n")
          .append("  --user U, --password P broker credentials\n")
+         .append("  --ca FILE              PEM CA that signed the broker's TLS certificate (ssl:// URLs)\n")
          .append("  --connect-timeout S    give up connecting after S seconds, exit 3 (default 10)\n")
          .append("  --version              print a JSON line naming client, library and runtime\n")
          .append("  --help                 this text\n\n")
@@ -307,13 +312,42 @@ final class Common {
         } else if (!hasParam(url, "connectionTimeout")) {
             url = addParam(url, "connectionTimeout=" + ms);
         }
-        ActiveMQConnectionFactory f = new ActiveMQConnectionFactory(url);
+        ActiveMQConnectionFactory f;
+        if (o.ca != null) {
+            // verify the broker against the given CA (ActiveMQ checks the host name too)
+            org.apache.activemq.ActiveMQSslConnectionFactory sf = new org.apache.activemq.ActiveMQSslConnectionFactory(url);
+            try {
+                sf.setKeyAndTrustManagers(null, trustManagers(o.ca), null);
+            } catch (Exception e) {
+                usage("--ca " + o.ca + ": " + e.getMessage());
+            }
+            f = sf;
+        } else {
+            f = new ActiveMQConnectionFactory(url);
+        }
         if (o.user != null) f.setUserName(o.user);
         if (o.password != null) f.setPassword(o.password);
         f.setConnectResponseTimeout((int) Math.min(Integer.MAX_VALUE, ms));
         f.setWatchTopicAdvisories(false);   // no temp destinations here: skip the advisory consumer
         f.setCloseTimeout(5000);
         return f;
+    }
+
+    private static javax.net.ssl.TrustManager[] trustManagers(String pem) throws Exception {
+        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+        ks.load(null, null);
+        int i = 0;
+        try (java.io.InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(pem))) {
+            for (java.security.cert.Certificate c
+                    : java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+                ks.setCertificateEntry("ca" + i++, c);
+            }
+        }
+        if (i == 0) throw new IllegalArgumentException("no certificate in the file");
+        javax.net.ssl.TrustManagerFactory tmf =
+            javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(ks);
+        return tmf.getTrustManagers();
     }
 
     private static boolean hasParam(String url, String name) {
