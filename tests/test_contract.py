@@ -47,6 +47,7 @@ def pair_run(
     tmp,
     queue: str | None = None,
     prod_id: str = "px",
+    extra: tuple = (),
 ):
     """Consumer waits for count messages; producer sends them. Returns both records."""
     queue = queue or f"contract.{uuid.uuid4().hex[:8]}"
@@ -62,6 +63,7 @@ def pair_run(
             str(count),
             "--records",
             str(crec),
+            *extra,
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -86,6 +88,7 @@ def pair_run(
                 prod_id,
                 "--records",
                 str(prec),
+                *extra,
             ],
         )
         assert p.returncode == 0, p.stderr

@@ -384,6 +384,18 @@ final class Common {
         return null;
     }
 
+    /** A connection's exception listener: refused credentials are exit 3 (no retry), else 1. */
+    static void connectionFailed(Opts o, Throwable e) {
+        if (closing) return;
+        boolean auth = false;
+        for (Throwable x = e; x != null; x = x.getCause()) {
+            if (x instanceof JMSSecurityException || x instanceof SecurityException
+                    || String.valueOf(x.getMessage()).contains("SecurityException")) auth = true;
+        }
+        if (auth) die(3, "error: authentication failed at " + o.url + ": " + describe(e));
+        die(1, "error: connection to " + o.url + " failed: " + describe(e));
+    }
+
     static String describe(Throwable e) {
         Throwable root = e;
         while (root.getCause() != null && root.getCause() != root) root = root.getCause();

@@ -104,7 +104,7 @@ public final class Consumer {
             Connection c = f.createConnection();
             conn = c;
             c.setExceptionListener(e -> {
-                if (!Common.closing) Common.die(1, "error: connection to " + o.url + " failed: " + Common.describe(e));
+                Common.connectionFailed(o, e);
             });
             Session s = c.createSession(tx, ackMode);
             session = s;

@@ -64,7 +64,7 @@ public final class Producer {
             Connection c = f.createConnection();
             conn = c;
             c.setExceptionListener(e -> {
-                if (!Common.closing) Common.die(1, "error: connection to " + o.url + " failed: " + Common.describe(e));
+                Common.connectionFailed(o, e);
             });
             boolean tx = o.txBatch > 0;
             Session s = c.createSession(tx, tx ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);
