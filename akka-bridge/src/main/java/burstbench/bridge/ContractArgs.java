@@ -38,6 +38,7 @@ public final class ContractArgs {
   public boolean gate;
   public String user;
   public String password;
+  public String ca;
   public double connectTimeout = 10;
   public int workers = 4;
   public boolean version;
@@ -71,6 +72,7 @@ public final class ContractArgs {
         + "  --records PATH          write raw records (TSV) here when stopping\n"
         + "  --gate                  take go/stop commands from stdin\n"
         + "  --user U --password P   broker credentials\n"
+        + "  --ca FILE               PEM CA that signed the broker's TLS certificate\n"
         + "  --connect-timeout S     seconds to connect (default 10)\n"
         + "  --version | --help";
   }
@@ -80,7 +82,7 @@ public final class ContractArgs {
     boolean producer = role == Role.PRODUCER;
     Set<String> flags = new HashSet<>(Set.of("--gate", "--version", "--help"));
     Set<String> valued = new HashSet<>(Set.of("--url", "--destinations", "--count", "--size",
-        "--bursts", "--tx-batch", "--id", "--records", "--user", "--password", "--connect-timeout"));
+        "--bursts", "--tx-batch", "--id", "--records", "--user", "--password", "--ca", "--connect-timeout"));
     if (producer) {
       flags.add("--persistent");
       valued.add("--rate");
@@ -163,6 +165,12 @@ public final class ContractArgs {
         }
         case "--user" -> a.user = value;
         case "--password" -> a.password = value;
+        case "--ca" -> {
+          if (!java.nio.file.Files.isReadable(java.nio.file.Path.of(value))) {
+            throw new Invalid("--ca: cannot read " + value);
+          }
+          a.ca = value;
+        }
         default -> throw new Invalid("unknown option " + opt);
       }
     }

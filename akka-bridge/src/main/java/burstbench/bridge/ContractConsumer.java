@@ -132,7 +132,7 @@ public final class ContractConsumer {
     }
     ActiveMQConnectionFactory factory;
     try {
-      factory = Jms.factory(a.url, a.user, a.password);
+      factory = Jms.factory(a.url, a.user, a.password, a.ca);
     } catch (IllegalArgumentException e) {
       Cli.fail(2, e.getMessage());
       return;

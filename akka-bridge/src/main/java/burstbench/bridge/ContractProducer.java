@@ -48,7 +48,7 @@ public final class ContractProducer {
     }
     ActiveMQConnectionFactory factory;
     try {
-      factory = Jms.factory(a.url, a.user, a.password);
+      factory = Jms.factory(a.url, a.user, a.password, a.ca);
     } catch (IllegalArgumentException e) {
       Cli.fail(2, e.getMessage());
       return;

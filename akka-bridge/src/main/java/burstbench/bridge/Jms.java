@@ -40,13 +40,26 @@ public final class Jms {
 
   /** A factory for {@code url}; throws IllegalArgumentException when the address does not parse. */
   public static ActiveMQConnectionFactory factory(String url, String user, String password) {
+    return factory(url, user, password, null);
+  }
+
+  /** As above; with {@code caPem} the broker's TLS certificate is verified against that CA. */
+  public static ActiveMQConnectionFactory factory(String url, String user, String password,
+      String caPem) {
     if (!isOpenWire(url)) {
       throw new IllegalArgumentException(
           "unsupported broker url " + url + " (OpenWire only: tcp://, ssl://, nio://, failover:(...))");
     }
     ActiveMQConnectionFactory f;
     try {
-      f = new ActiveMQConnectionFactory(url);
+      if (caPem != null) {
+        org.apache.activemq.ActiveMQSslConnectionFactory sf =
+            new org.apache.activemq.ActiveMQSslConnectionFactory(url);
+        sf.setKeyAndTrustManagers(null, trustManagers(caPem), null);
+        f = sf;
+      } else {
+        f = new ActiveMQConnectionFactory(url);
+      }
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("invalid broker url " + url + ": " + e.getMessage());
     }
@@ -59,6 +72,27 @@ public final class Jms {
     f.setWatchTopicAdvisories(false);
     f.setCopyMessageOnSend(false);
     return f;
+  }
+
+  private static javax.net.ssl.TrustManager[] trustManagers(String pem) {
+    try (java.io.InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(pem))) {
+      java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+      ks.load(null, null);
+      int i = 0;
+      for (java.security.cert.Certificate c
+          : java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+        ks.setCertificateEntry("ca" + i++, c);
+      }
+      if (i == 0) {
+        throw new IllegalArgumentException("--ca " + pem + ": no certificate in the file");
+      }
+      javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
+          javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(ks);
+      return tmf.getTrustManagers();
+    } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+      throw new IllegalArgumentException("--ca " + pem + ": " + e.getMessage());
+    }
   }
 
   /**
