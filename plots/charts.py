@@ -489,6 +489,10 @@ def render_run(run_dir: Path) -> list[Path]:
                 order=["single", "forward", "split", "chain3", "mesh3"],
                 ref_ratios={"forward": (blog["cross_broker_ratio"],
                                         "blog 2008: ~1/2 across brokers")}))
+        elif axis == "tls":
+            written.append(chart_by_category(manifest, pts, "TLS", "tls",
+                                             charts / "throughput-by-tls.png",
+                                             order=["False", "True"]))
         elif axis == "latency":
             written.append(chart_latency(manifest, pts, charts / "latency-vs-load.png"))
         elif axis == "mqperf":

@@ -1,0 +1,236 @@
+"""Tables and charts of the Pi and request/reply studies, from their result files alone.
+
+``pi.json`` and ``reqreply.json`` in a run directory (written by harness/pi.py
+and harness/reqreply.py) -> Markdown/HTML tables and ``charts/pi.png``,
+``charts/reqreply.png``, with the papers' figures (plots/references.yaml) beside ours.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import yaml  # noqa: E402
+
+REFERENCES = yaml.safe_load((Path(__file__).parent / "references.yaml").read_text())
+PI_REF = REFERENCES["pi"]
+RR_REF = REFERENCES["reqreply"]
+BACKEND_LABEL = {"activemq": "ActiveMQ", "akka": "Akka"}
+MODES = ("temp-queue", "reused-queue", "actor-ask")
+
+
+def paper_pi(backend: str, elements: int, workers: int, messages: int) -> float | None:
+    """The Pi paper's seconds for this point (Tables I-IV), or None if it has none."""
+    table = PI_REF.get(backend, {}).get(elements)
+    if table is None or workers not in PI_REF["workers"] or messages not in PI_REF["messages"]:
+        return None
+    return table[PI_REF["messages"].index(messages)][PI_REF["workers"].index(workers)]
+
+
+def _footer(doc: dict) -> str:
+    m = doc.get("machine", {})
+    broker = doc.get("versions", {}).get("broker", {}).get("version", "?")
+    return (f"ActiveMQ Classic {broker} | {m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
+            f"{(doc.get('started') or '')[:10]} | commit {doc.get('git_commit', '?')} | "
+            f"run {doc.get('run_id')}")
+
+
+def _s(v) -> str:
+    return "-" if v is None else f"{v:.2f}" if v >= 0.995 else f"{v:.3f}"
+
+
+# -- Pi ------------------------------------------------------------------------------------
+
+def _pi_cells(doc: dict) -> dict:
+    return {(p["backend"], p["elements"], p["workers"], p["messages"]): p for p in doc["points"]}
+
+
+def pi_tables(doc: dict) -> tuple[str, str]:
+    """The paper's layout (messages x workers, seconds, per elements value), ActiveMQ then
+    Akka, each cell ``ours (paper)``. Returns (Markdown, HTML fragment)."""
+    par = doc["parameters"]
+    cells = _pi_cells(doc)
+    backends = [b for b in ("activemq", "akka") if b in par["backends"]]
+    head = ["messages"] + [f"{BACKEND_LABEL[b]} W={w}" for b in backends for w in par["workers"]]
+    md = [f"# Leibniz Pi: seconds, ours (paper)  [{doc.get('status', '?')}]", ""]
+    md.append(f"Run {doc.get('run_id')}; worker languages: {', '.join(par['languages'])}; "
+              f"prefetch {par['prefetch']}. Paper: {PI_REF['source']}.")
+    md.append("")
+    md.append(f"Timing: {doc.get('timing', '')}. Paper: {PI_REF['timing']}.")
+    for note in doc.get("notes", []):
+        md += ["", f"Note: {note}."]
+    parts = [f"<h3>Leibniz Pi: seconds, ours (paper)</h3>\n<p>{html.escape(md[2])}</p>"]
+    for e in par["elements"]:
+        rows = []
+        for m in par["messages"]:
+            row = [f"{m:,}"]
+            for b in backends:
+                for w in par["workers"]:
+                    p = cells.get((b, e, w, m))
+                    ours = ("FAILED" if p and p["status"] != "ok" else _s(p.get("seconds"))
+                            if p else "-")
+                    ref = paper_pi(b, e, w, m)
+                    row.append(ours + (f" ({_s(ref)})" if ref is not None else ""))
+            rows.append(row)
+        title = f"{e:,} elements per message"
+        md += ["", f"## {title}", "", "| " + " | ".join(head) + " |",
+               "|" + "---|" * len(head)]
+        md += ["| " + " | ".join(r) + " |" for r in rows]
+        parts.append(f"<h4>{html.escape(title)}</h4>\n<table>\n<tr>"
+                     + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>\n"
+                     + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r)
+                               + "</tr>\n" for r in rows) + "</table>")
+    bad = [p for p in doc["points"] if p["status"] != "ok"]
+    if bad:
+        md += ["", "Failed points:"]
+        md += [f"- {p['backend']} W={p['workers']} M={p['messages']} E={p['elements']}: "
+               f"{'; '.join(p['errors'])}" for p in bad]
+    return "\n".join(md) + "\n", "\n".join(parts) + "\n"
+
+
+def chart_pi(doc: dict, path: Path) -> Path:
+    """Seconds vs messages (log-log), one panel per elements value, a line per workers for
+    ActiveMQ (solid) and Akka (dashed), the paper's figures as hollow markers."""
+    par = doc["parameters"]
+    cells = _pi_cells(doc)
+    els = par["elements"]
+    fig, axes = plt.subplots(1, len(els), figsize=(6.4 * len(els), 4.8), squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    style = {"activemq": ("-", "o", "x"), "akka": ("--", "s", "+")}
+    for ax, e in zip(axes[0], els):
+        for i, w in enumerate(par["workers"]):
+            col = colors[i % len(colors)]
+            for b in par["backends"]:
+                ls, mk, ref_mk = style[b]
+                pts = [(m, cells.get((b, e, w, m))) for m in par["messages"]]
+                xs = [m for m, p in pts if p and p.get("seconds") and p["status"] == "ok"]
+                ys = [p["seconds"] for m, p in pts if p and p.get("seconds")
+                      and p["status"] == "ok"]
+                if xs:
+                    ax.plot(xs, ys, linestyle=ls, marker=mk, color=col, markersize=4,
+                            label=f"{BACKEND_LABEL[b]} W={w} (ours)")
+                refs = [(m, paper_pi(b, e, w, m)) for m in PI_REF["messages"]]
+                refs = [(m, r) for m, r in refs if r is not None]
+                if refs:
+                    ax.plot([m for m, _ in refs], [r for _, r in refs], linestyle="none",
+                            marker=ref_mk, color=col, markersize=7, alpha=0.8,
+                            label=f"{BACKEND_LABEL[b]} W={w} (paper)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("work messages (log)")
+        ax.set_ylabel("seconds (log)")
+        ax.set_title(f"Leibniz Pi, {e:,} elements per message")
+        ax.grid(True, which="both", alpha=0.25)
+        ax.legend(fontsize=6.5, ncol=2)
+    langs = ", ".join(par["languages"])
+    fig.suptitle(f"Pi over ActiveMQ (workers: {langs}) vs Akka actors; markers: the paper "
+                 "(ActiveMQ 5.8 / Akka 2.0, 2-CPU VM)", fontsize=9)
+    fig.text(0.01, 0.005, _footer(doc), fontsize=6.5, color="#555555")
+    fig.tight_layout(rect=(0, 0.03, 1, 0.95))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# -- request/reply -------------------------------------------------------------------------
+
+def reqreply_table(doc: dict) -> tuple[str, str]:
+    """Per mode and payload: ops/s and latency percentiles (ms). (Markdown, HTML)."""
+    head = ["mode", "payload B", "requests", "ops/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms"]
+    rows = []
+    for p in doc["points"]:
+        lat = p.get("latency_ms") or {}
+        ok = p["status"] == "ok"
+        rows.append([p["mode"], f"{p['payload']:,}", f"{p.get('requests', 0):,}",
+                     f"{p['ops_per_s']:,.0f}" if ok else "FAILED",
+                     *(f"{lat[k]:.3f}" if ok and lat.get(k) is not None else "-"
+                       for k in ("p50", "p99", "p99_9", "max"))])
+    md = [f"# Request/reply: blocking, one at a time  [{doc.get('status', '?')}]", "",
+          f"Run {doc.get('run_id')}. Paper: {RR_REF['source']}: JmsTemplate capped at about "
+          f"{RR_REF['jmstemplate_ops_per_s']} ops/s; Akka "
+          f"{RR_REF['akka_vs_jmstemplate_throughput'][0]}-"
+          f"{RR_REF['akka_vs_jmstemplate_throughput'][1]}x its throughput.", ""]
+    ratio = doc.get("summary", {}).get("reused_over_temp")
+    if ratio:
+        md += [f"reused-queue / temp-queue ops/s at {doc['summary']['small_payload']} B: "
+               f"{ratio:.1f}x", ""]
+    md += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    md += ["| " + " | ".join(r) + " |" for r in rows]
+    bad = [p for p in doc["points"] if p["status"] != "ok"]
+    if bad:
+        md += ["", "Failed points:"]
+        md += [f"- {p['mode']} {p['payload']} B: {'; '.join(p['errors'])}" for p in bad]
+    h = ("<h3>Request/reply</h3>\n<table>\n<tr>"
+         + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>\n"
+         + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>\n"
+                   for r in rows) + "</table>\n")
+    return "\n".join(md) + "\n", h
+
+
+def chart_reqreply(doc: dict, path: Path) -> Path:
+    """Two panels over payload (log x): latency p50 (solid) / p99 (dotted), and ops/s; the
+    paper's JmsTemplate figure as markers on the ops/s panel."""
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12.8, 4.8))
+    colors = dict(zip(MODES, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    for mode in MODES:
+        pts = sorted((p for p in doc["points"] if p["mode"] == mode and p["status"] == "ok"),
+                     key=lambda p: p["payload"])
+        if not pts:
+            continue
+        xs = [max(p["payload"], 1) for p in pts]
+        c = colors[mode]
+        a1.plot(xs, [p["latency_ms"]["p50"] for p in pts], "-o", color=c, markersize=4,
+                label=f"{mode} p50")
+        a1.plot(xs, [p["latency_ms"]["p99"] for p in pts], ":^", color=c, markersize=4,
+                label=f"{mode} p99")
+        a2.plot(xs, [p["ops_per_s"] for p in pts], "-o", color=c, markersize=4, label=mode)
+    payloads = sorted({max(p["payload"], 1) for p in doc["points"]})
+    if payloads:
+        small = [x for x in payloads if x <= 1000] or payloads[:1]
+        a2.plot(small, [RR_REF["jmstemplate_ops_per_s"]] * len(small), linestyle="none",
+                marker="x", markersize=8, color=colors["temp-queue"],
+                label=f"paper: JmsTemplate ~{RR_REF['jmstemplate_ops_per_s']} ops/s (cap)")
+    for ax, yl, t in ((a1, "latency ms (log)", "latency per request"),
+                      (a2, "requests/s (log)", "throughput, one request at a time")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("payload bytes (log)")
+        ax.set_ylabel(yl)
+        ax.set_title(t)
+        ax.grid(True, which="both", alpha=0.25)
+        ax.legend(fontsize=7)
+    fig.suptitle("Blocking request/reply: Spring JmsTemplate (temporary queue per request), "
+                 "a reused reply queue, Akka ask", fontsize=9)
+    fig.text(0.01, 0.005, _footer(doc), fontsize=6.5, color="#555555")
+    fig.tight_layout(rect=(0, 0.03, 1, 0.95))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def render_studies(run_dir: Path) -> list[Path]:
+    """Re-draw the study charts and tables a run's result files support."""
+    run_dir = Path(run_dir)
+    written = []
+    pi = run_dir / "pi.json"
+    if pi.exists():
+        doc = json.loads(pi.read_text())
+        md, h = pi_tables(doc)
+        (pi.parent / "pi.md").write_text(md)
+        (pi.parent / "pi.html").write_text(h)
+        written.append(chart_pi(doc, run_dir / "charts" / "pi.png"))
+    rr = run_dir / "reqreply.json"
+    if rr.exists():
+        doc = json.loads(rr.read_text())
+        md, h = reqreply_table(doc)
+        (rr.parent / "reqreply.md").write_text(md)
+        (rr.parent / "reqreply.html").write_text(h)
+        written.append(chart_reqreply(doc, run_dir / "charts" / "reqreply.png"))
+    return written
