@@ -256,6 +256,18 @@ def cmd_chaos(args) -> int:
     return chaos.main(args)
 
 
+def cmd_pi(args) -> int:
+    from harness import pi
+
+    return pi.main(args)
+
+
+def cmd_reqreply(args) -> int:
+    from harness import reqreply
+
+    return reqreply.main(args)
+
+
 def cmd_plot(args) -> int:
     from plots import charts
 
@@ -320,6 +332,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cut-seconds", type=_float(0.1), default=10.0,
                    help="link-cut: how long the link stays down")
     p.set_defaults(func=cmd_chaos)
+
+    p = sub.add_parser("pi", help="Leibniz Pi: competing workers over the broker vs actors "
+                       "(the Pi paper's grid; tables and charts/pi.png)")
+    p.add_argument("--profile", default="quick",
+                   help="grid from profiles/<name>.yaml studies.pi (quick, blog, full)")
+    p.add_argument("--workers", help="workers W, comma-separated (overrides the profile)")
+    p.add_argument("--messages", help="work messages M, comma-separated")
+    p.add_argument("--elements", help="series terms per message E, comma-separated")
+    p.add_argument("--workers-lang", metavar="LIST",
+                   help="worker languages taken in turn, e.g. perl,python,node,java "
+                   "(default: the profile's, else java)")
+    p.add_argument("--java-threads", type=_int(1), metavar="N",
+                   help="Java workers per JVM (default 10): W Java workers = ceil(W/N) JVMs")
+    p.add_argument("--prefetch", type=_int(1), help="work-queue prefetch per worker "
+                   "(default 1000)")
+    p.add_argument("--backends", help="activemq and/or akka, comma-separated (default both)")
+    p.set_defaults(func=cmd_pi)
+
+    p = sub.add_parser("reqreply", help="blocking request/reply: JmsTemplate temp queue, "
+                       "reused reply queue, actor ask; payload 1 B .. 1 MB")
+    p.add_argument("--profile", default="quick",
+                   help="modes/payloads from profiles/<name>.yaml studies.reqreply")
+    p.add_argument("--modes", help="temp-queue, reused-queue, actor-ask (comma-separated)")
+    p.add_argument("--payloads", help="payload bytes, comma-separated (0..1000000)")
+    p.add_argument("--requests", type=_int(1), help="measured requests per point")
+    p.add_argument("--warmup", type=_int(0), help="warm-up requests per point (not measured)")
+    p.add_argument("--spring-cf", choices=["single", "caching", "plain"],
+                   help="temp-queue: the ConnectionFactory behind JmsTemplate (default single)")
+    p.set_defaults(func=cmd_reqreply)
 
     p = sub.add_parser("plot", help="re-render a run's charts from its result files")
     p.add_argument("run", nargs="?", default="latest", help="run id, 'latest' or a path")

@@ -144,6 +144,7 @@ def _clean(obj):
 
 
 def safe_name(text: str) -> str:
+    text = text.replace(" -> ", "-to-")
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")[:120] or "point"
 
 

@@ -51,22 +51,11 @@ def footer(manifest: dict, points: list[dict]) -> str:
 
 
 def _finish(fig, ax, manifest, points, path: Path, note: str = "") -> Path:
-    fig.text(
-        0.01, 0.005, footer(manifest, points), fontsize=6.5, color="#555555", ha="left", va="bottom"
-    )
-    if note:
-        ax.text(
-            0.99,
-            0.99,
-            note,
-            transform=ax.transAxes,
-            ha="right",
-            va="top",
-            fontsize=7,
-            color="#333333",
-            bbox={"facecolor": "white", "alpha": 0.8, "lw": 0},
-        )
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.text(0.01, 0.005, footer(manifest, points), fontsize=6.5, color="#555555",
+             ha="left", va="bottom")
+    if note:  # under the plot, above the footer: never on top of data or legend
+        fig.text(0.01, 0.03, note, fontsize=7, color="#333333", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.055 if note else 0.03, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)

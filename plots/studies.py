@@ -99,7 +99,8 @@ def chart_pi(doc: dict, path: Path) -> Path:
     par = doc["parameters"]
     cells = _pi_cells(doc)
     els = par["elements"]
-    fig, axes = plt.subplots(1, len(els), figsize=(6.4 * len(els), 4.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(els), figsize=(max(8.5, 6.4 * len(els)), 5.2),
+                             squeeze=False)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     style = {"activemq": ("-", "o", "x"), "akka": ("--", "s", "+")}
     for ax, e in zip(axes[0], els):
@@ -128,10 +129,10 @@ def chart_pi(doc: dict, path: Path) -> Path:
         ax.grid(True, which="both", alpha=0.25)
         ax.legend(fontsize=6.5, ncol=2)
     langs = ", ".join(par["languages"])
-    fig.suptitle(f"Pi over ActiveMQ (workers: {langs}) vs Akka actors; markers: the paper "
-                 "(ActiveMQ 5.8 / Akka 2.0, 2-CPU VM)", fontsize=9)
+    fig.suptitle(f"Pi over ActiveMQ (workers: {langs}) vs Akka actors\n"
+                 "hollow markers: the paper (ActiveMQ 5.8 / Akka 2.0, 2-CPU VM)", fontsize=9)
     fig.text(0.01, 0.005, _footer(doc), fontsize=6.5, color="#555555")
-    fig.tight_layout(rect=(0, 0.03, 1, 0.95))
+    fig.tight_layout(rect=(0, 0.03, 1, 0.93))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
