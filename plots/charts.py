@@ -233,6 +233,7 @@ def chart_by_category(
     order=None,
     ref_ratios: dict[str, tuple[float, str]] | None = None,
     finish: bool = True,
+    logy: bool = False,
 ) -> Path:
     """Grouped bars: send and receive per category value, one group per series."""
     series = _series(points, x_key)
@@ -286,6 +287,8 @@ def chart_by_category(
                         va="bottom",
                     )
     ax.set_xticks(range(len(cats)), cats)
+    if logy:  # rates that span decades (persistence): a linear axis hides the slow ones
+        ax.set_yscale("log")
     ax.set_xlabel(axis)
     ax.set_ylabel("messages per second (median, min-max)")
     ax.grid(axis="y", alpha=0.3)
