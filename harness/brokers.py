@@ -161,7 +161,9 @@ def render(spec: BrokerSpec) -> str:
             "name": "ws",
             "uri": f"{'wss' if spec.tls else 'ws'}://{h}:{spec.ws_port}"
             "?maximumConnections=4096"
-            "&wireFormat.maxFrameSize=104857600",
+            "&wireFormat.maxFrameSize=104857600"
+            # Jetty's default caps a WebSocket text message at 64 KiB
+            "&websocket.maxTextMessageSize=104857600",
         },
     ]
     return env.get_template("activemq.xml.j2").render(

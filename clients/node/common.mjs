@@ -1,0 +1,479 @@
+// Shared parts of the burstbench Node clients (see clients/contract.md): options, clock,
+// JSON lines, stdin gate, records, and connecting with @stomp/stompjs over WebSocket (ws)
+// or plain TCP (@stomp/tcp-wrapper).
+
+import fs from 'node:fs';
+import net from 'node:net';
+import tls from 'node:tls';
+import readline from 'node:readline';
+import { Client } from '@stomp/stompjs';
+import { TCPWrapper } from '@stomp/tcp-wrapper';
+import WebSocket from 'ws';
+
+// stompjs's parser reports exceptions thrown by frame handlers with console.log; stdout
+// carries JSON lines only, so anything printed that way goes to stderr.
+console.log = (...a) => console.error(...a);
+
+// ---------------------------------------------------------------------------------------
+// versions
+
+function pkgVersion(spec) {
+  try {
+    const entry = new URL(import.meta.resolve(spec));
+    // walk up from the resolved entry point to the package's own package.json
+    let dir = new URL('.', entry);
+    for (let i = 0; i < 5; i++) {
+      const p = new URL('package.json', dir);
+      if (fs.existsSync(p)) {
+        const j = JSON.parse(fs.readFileSync(p, 'utf8'));
+        if (j.name === spec && j.version) return j.version;
+      }
+      dir = new URL('..', dir);
+    }
+  } catch { /* fall through */ }
+  return 'unknown';
+}
+
+export function versionLine() {
+  return JSON.stringify({
+    client: 'stompjs',
+    library: `@stomp/stompjs ${pkgVersion('@stomp/stompjs')}`,
+    runtime: `node ${process.version}`,
+    transports: {
+      ws: `ws ${pkgVersion('ws')} (perMessageDeflate off)`,
+      stomp: `@stomp/tcp-wrapper ${pkgVersion('@stomp/tcp-wrapper')}`,
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// clock: ns since the epoch = hrtime + one offset taken at start, aligned on a Date.now()
+// millisecond edge so it is within ~1 ms of the wall clock other processes read.
+
+const HR_OFFSET = (() => {
+  const d0 = Date.now();
+  let d;
+  while ((d = Date.now()) === d0) { /* spin to the next millisecond edge (<= 1 ms) */ }
+  return BigInt(d) * 1000000n - process.hrtime.bigint();
+})();
+export const hr = process.hrtime.bigint;
+export const hrToEpoch = (h) => h + HR_OFFSET;
+export const nowNs = () => process.hrtime.bigint() + HR_OFFSET;
+
+// ---------------------------------------------------------------------------------------
+// output
+
+/** One JSON line on stdout; BigInt values are written as JSON integers. */
+export function emit(obj) {
+  let s = '{';
+  let first = true;
+  for (const k of Object.keys(obj)) {
+    const v = obj[k];
+    s += (first ? '' : ',') + JSON.stringify(k) + ':' +
+      (typeof v === 'bigint' ? v.toString() : JSON.stringify(v));
+    first = false;
+  }
+  process.stdout.write(s + '}\n');
+}
+
+let failed = false;
+/** One `error:` line on stderr, then exit with `code`. */
+export function fail(code, msg) {
+  if (failed) return;
+  failed = true;
+  process.stderr.write(`error: ${String(msg).replace(/\s*\n\s*/g, ' ')}\n`);
+  process.exit(code);
+}
+
+// ---------------------------------------------------------------------------------------
+// options
+
+const COMMON = {
+  url: 'value', destinations: 'value', count: 'value', size: 'value', bursts: 'value',
+  'tx-batch': 'value', id: 'value', records: 'value', gate: 'flag', user: 'value',
+  password: 'value', ca: 'value', 'connect-timeout': 'value', version: 'flag', help: 'flag',
+};
+const ROLE = {
+  producer: { persistent: 'flag', rate: 'value' },
+  consumer: { ack: 'value', prefetch: 'value' },
+};
+const OTHER = { producer: 'consumer', consumer: 'producer' };
+
+export const usage = (role) => `usage: node ${role}.mjs --url URL --destinations Q1[,Q2...] [options]
+
+STOMP client of burstbench (@stomp/stompjs). URL: ws://HOST:PORT/ or wss://HOST:PORT/ (STOMP
+over WebSocket), stomp://HOST:PORT or tcp://HOST:PORT (STOMP over TCP), stomp+ssl://HOST:PORT
+(STOMP over TLS).
+
+  --url URL              broker address (required)
+  --destinations LIST    comma-separated queue names, no /queue/ prefix (required)
+  --count N              ${role === 'producer'
+    ? 'messages per burst (default 1000)'
+    : 'stop after N x B bench messages without --gate; 0 = until stopped (default 1000)'}
+  --size BYTES           body size 1..67108864 (default 6)${role === 'consumer' ? '; ignored' : ''}
+  --bursts B             number of bursts (default 1)
+${role === 'producer'
+    ? `  --persistent           persistent delivery (persistent:true)
+  --rate R               messages/s, 0 = as fast as possible (default 0)
+`
+    : `  --ack MODE             auto | client | client-individual (default auto; dups-ok unsupported)
+  --prefetch N           activemq.prefetchSize (default 1000)
+`}  --tx-batch N           STOMP transactions of N messages (default 0 = none)
+  --id ID                process id [A-Za-z0-9_.-]{1,64} (default ${role === 'producer' ? 'p1' : 'c1'})
+  --records PATH         write raw records (TSV) there at stop
+  --gate                 read go/stop lines from stdin
+  --user U --password P  broker credentials
+  --ca FILE              PEM CA that signed the broker's certificate (wss://, stomp+ssl://);
+                         default: Node's trust store. Certificates are always verified.
+  --connect-timeout S    give up connecting after S seconds, exit 3 (default 10)
+  --version              print version JSON and exit
+  --help                 print this and exit
+`;
+
+const INT_RE = /^[0-9]+$/;
+const NUM_RE = /^[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?$/;
+const ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+function int(name, v, min, max) {
+  if (!INT_RE.test(v)) fail(2, `--${name} needs an integer, got ${JSON.stringify(v)}`);
+  const n = Number(v);
+  if (n < min || n > max) fail(2, `--${name} must be between ${min} and ${max}, got ${v}`);
+  return n;
+}
+
+function num(name, v, min, max, exclusiveMin = false) {
+  if (!NUM_RE.test(v)) fail(2, `--${name} needs a number, got ${JSON.stringify(v)}`);
+  const n = Number(v);
+  if (n < min || (exclusiveMin && n === min) || n > max) {
+    fail(2, `--${name} must be ${exclusiveMin ? 'above' : 'at least'} ${min} and at most ${max}, got ${v}`);
+  }
+  return n;
+}
+
+/** Parse argv for `role`; exits 2 on any problem, 0 after --help/--version. */
+export function parseArgs(role, argv) {
+  const known = { ...COMMON, ...ROLE[role] };
+  const raw = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--') || a === '--') fail(2, `unexpected argument ${JSON.stringify(a)}`);
+    const eq = a.indexOf('=');
+    const name = eq < 0 ? a.slice(2) : a.slice(2, eq);
+    const kind = known[name];
+    if (!kind) {
+      if (ROLE[OTHER[role]][name]) fail(2, `--${name} is a ${OTHER[role]} option, not a ${role} one`);
+      fail(2, `unknown option --${name}`);
+    }
+    if (kind === 'flag') {
+      if (eq >= 0) fail(2, `--${name} takes no value`);
+      raw[name] = true;
+    } else if (eq >= 0) {
+      raw[name] = a.slice(eq + 1);
+    } else {
+      const v = argv[i + 1];
+      if (v === undefined || v.startsWith('--')) fail(2, `--${name} needs a value`);
+      raw[name] = v;
+      i++;
+    }
+  }
+  if (raw.help) { process.stdout.write(usage(role)); process.exit(0); }
+  if (raw.version) { process.stdout.write(versionLine() + '\n'); process.exit(0); }
+
+  if (raw.url === undefined) fail(2, 'missing required option --url');
+  if (raw.destinations === undefined) fail(2, 'missing required option --destinations');
+  const o = { role };
+  o.url = raw.url;
+  o.endpoint = parseUrl(raw.url);
+  o.destinations = raw.destinations.split(',');
+  for (const d of o.destinations) {
+    if (!d || /[\s,]/.test(d) || d.startsWith('/')) {
+      fail(2, `--destinations: bad queue name ${JSON.stringify(d)} (plain names, comma-separated)`);
+    }
+  }
+  o.count = raw.count === undefined ? 1000 : int('count', raw.count, role === 'producer' ? 1 : 0, 2 ** 40);
+  o.size = raw.size === undefined ? 6 : int('size', raw.size, 1, 67108864);
+  o.bursts = raw.bursts === undefined ? 1 : int('bursts', raw.bursts, 1, 2 ** 31);
+  o.txBatch = raw['tx-batch'] === undefined ? 0 : int('tx-batch', raw['tx-batch'], 0, 2 ** 31);
+  o.id = raw.id === undefined ? (role === 'producer' ? 'p1' : 'c1') : raw.id;
+  if (!ID_RE.test(o.id)) fail(2, `--id must match [A-Za-z0-9_.-]{1,64}, got ${JSON.stringify(o.id)}`);
+  o.records = raw.records;
+  if (o.records === '') fail(2, '--records needs a path');
+  o.gate = !!raw.gate;
+  o.user = raw.user;
+  o.password = raw.password;
+  if (raw.ca !== undefined) {
+    try {
+      o.ca = fs.readFileSync(raw.ca);
+    } catch (e) {
+      fail(2, `--ca: cannot read ${raw.ca}: ${e.code || e.message}`);
+    }
+    if (!o.ca.includes('-----BEGIN CERTIFICATE-----')) fail(2, `--ca: ${raw.ca} holds no PEM certificate`);
+  }
+  o.connectTimeout = raw['connect-timeout'] === undefined
+    ? 10 : num('connect-timeout', raw['connect-timeout'], 0, 86400, true);
+  if (role === 'producer') {
+    o.persistent = !!raw.persistent;
+    o.rate = raw.rate === undefined ? 0 : num('rate', raw.rate, 0, 1e9);
+  } else {
+    o.ack = raw.ack === undefined ? 'auto' : raw.ack;
+    if (o.ack === 'dups-ok') fail(2, '--ack dups-ok is not supported by the STOMP client (no such STOMP ack mode)');
+    if (!['auto', 'client', 'client-individual'].includes(o.ack)) {
+      fail(2, `--ack must be auto, client, client-individual or dups-ok, got ${JSON.stringify(o.ack)}`);
+    }
+    o.prefetch = raw.prefetch === undefined ? 1000 : int('prefetch', raw.prefetch, 1, 2 ** 31 - 1);
+  }
+  return o;
+}
+
+const SCHEMES = ['ws', 'wss', 'stomp', 'stomp+ssl', 'tcp'];
+
+export function parseUrl(url) {
+  const m = /^(ws|wss|stomp|stomp\+ssl|tcp):\/\/(\[[^\]]+\]|[^/:?#\s]+):([0-9]{1,5})(\/[^\s]*)?$/.exec(url);
+  if (!m) {
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url);
+    if (scheme && !SCHEMES.includes(scheme[1].toLowerCase())) {
+      fail(2, `--url scheme ${scheme[1]}: not spoken by this client (use ws://, wss://, stomp://, stomp+ssl:// or tcp://)`);
+    }
+    fail(2, `--url must look like ws://HOST:PORT/ or stomp://HOST:PORT, got ${JSON.stringify(url)}`);
+  }
+  const port = Number(m[3]);
+  if (port < 1 || port > 65535) fail(2, `--url port out of range: ${m[3]}`);
+  const ws = m[1] === 'ws' || m[1] === 'wss';
+  return {
+    kind: ws ? 'ws' : 'tcp',
+    tls: m[1] === 'wss' || m[1] === 'stomp+ssl',
+    url: ws ? url : `${m[1]}://${m[2]}:${port}`,
+    host: m[2].replace(/^\[|\]$/g, ''),
+    port,
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// connecting
+
+/** TCPWrapper on a Nagle-free socket, or a verified TLS socket (stomp+ssl://). */
+class Socket extends TCPWrapper {
+  constructor(ep, ca) {
+    Socket.next = { ep, ca }; // getSocket runs inside the base constructor, before our fields
+    super(ep.host, ep.port);
+  }
+
+  getSocket(port, host) {
+    const { ep, ca } = Socket.next;
+    let s;
+    if (ep.tls) {
+      const opts = { port, host, ca };
+      if (!net.isIP(host)) opts.servername = host;
+      s = tls.connect(opts);
+    } else {
+      s = net.createConnection({ port, host });
+    }
+    s.setNoDelay(true);
+    this.rawSocket = s; // (assigned from the base constructor: no class field, or it'd be reset)
+    return s;
+  }
+}
+
+/**
+ * ws WebSocket whose incoming frames get a true content-length. ActiveMQ's WebSocket
+ * transport sends each STOMP frame as one *text* message: a body that is not valid UTF-8
+ * arrives with U+FFFD replacements (longer in UTF-8) but the original byte count in
+ * content-length, and stompjs's parser, trusting it, would then lose the following frame.
+ * Such a frame (never a bench message) gets its content-length recomputed.
+ */
+class StompWebSocket extends WebSocket {
+  set onmessage(fn) {
+    super.onmessage = fn && ((evt) => {
+      const d = evt.data;
+      fn(typeof d === 'string' && d.indexOf('\uFFFD') >= 0 ? { data: fixLength(d) } : evt);
+    });
+  }
+
+  get onmessage() { return super.onmessage; }
+}
+
+function fixLength(d) {
+  const h = d.indexOf('\n\n');
+  if (h < 0) return d;
+  const head = d.slice(0, h);
+  const end = d.endsWith('\0') ? d.length - 1 : d.length;
+  const len = Buffer.byteLength(d.slice(h + 2, end));
+  return head.replace(/(^|\n)content-length:[^\n]*/, `$1content-length:${len}`) + d.slice(h);
+}
+
+// TLS errors that mean "the broker's certificate did not verify": exit 3 at once, no retry
+const CERT_ERROR = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS_|ERR_SSL_|HOSTNAME|ALTNAME/;
+
+/**
+ * Connect with stompjs (no reconnect, no heartbeats). Retries refused connections until
+ * --connect-timeout; exits 3 naming the address when that passes or the broker refuses the
+ * login. Resolves to { client, conn } once CONNECTED; `conn.buffered()` and `conn.drain()`
+ * give the socket's write backlog. After that, a lost connection or an ERROR frame calls
+ * `hooks.onFatal(msg)` unless `conn.closing` was set.
+ */
+export function connect(o, hooks = {}) {
+  const ep = o.endpoint;
+  const timeoutMs = Math.round(o.connectTimeout * 1000);
+  const deadline = Date.now() + timeoutMs;
+  const headers = {};
+  if (o.user !== undefined) headers.login = o.user;
+  if (o.password !== undefined) headers.passcode = o.password;
+  const conn = { closing: false, connected: false, raw: null, kind: ep.kind };
+  let lastWhy = 'no answer';
+  const giveUp = (why, refused = false) => fail(3, refused
+    ? `cannot connect to ${ep.url}: broker refused: ${why}`
+    : `cannot connect to ${ep.url} within ${o.connectTimeout} s: ${why}`);
+  const timer = setTimeout(() => giveUp(lastWhy), timeoutMs);
+  conn.cancelTimer = () => clearTimeout(timer);
+
+  return new Promise((resolve) => {
+    const attempt = () => {
+      let raw = null;
+      const client = new Client({
+        webSocketFactory: () => {
+          if (ep.kind === 'ws') {
+            const opts = { perMessageDeflate: false, handshakeTimeout: Math.max(1, deadline - Date.now()) };
+            if (ep.tls && o.ca) opts.ca = o.ca;
+            raw = new StompWebSocket(ep.url, ['v12.stomp', 'v11.stomp', 'v10.stomp'], opts);
+            return raw;
+          }
+          raw = new Socket(ep, o.ca);
+          return raw;
+        },
+        connectHeaders: headers,
+        reconnectDelay: 0,
+        heartbeatIncoming: 0,
+        heartbeatOutgoing: 0,
+        debug: () => {},
+        // With debug off, stompjs still formats every frame for it (`${frame}`: all headers
+        // re-escaped, per frame, both ways). In raw mode it formats the raw chunk instead,
+        // which is far cheaper. Nothing is logged either way.
+        logRawCommunication: true,
+        onConnect: () => {
+          conn.connected = true;
+          conn.raw = raw;
+          conn.client = client;
+          resolve({ client, conn });
+        },
+        onStompError: (frame) => {
+          const msg = frame.headers.message || 'ERROR frame';
+          const detail = frame.body ? frame.body.split('\n')[0].trim().slice(0, 200) : '';
+          const why = detail && detail !== msg ? `${msg} (${detail})` : msg;
+          if (!conn.connected || hooks.preReady?.()) giveUp(why, true);
+          else if (!conn.closing) hooks.onFatal?.(`broker error: ${why}`);
+        },
+        onWebSocketError: (evt) => {
+          // ws: ErrorEvent { error, message }; tcp-wrapper: { message: Error }
+          const e = evt && (evt.error instanceof Error ? evt.error : evt.message);
+          lastWhy = e ? (e.code ? `${e.code}${e.message && !e.message.includes(e.code) ? ` (${e.message})` : ''}`
+            : e.message || String(e)) : 'socket error';
+          if (!conn.connected && ep.tls && e && CERT_ERROR.test(`${e.code || ''} ${e.message || e}`)) {
+            fail(3, `cannot connect to ${ep.url}: the broker's certificate did not verify: ${lastWhy}`);
+          }
+        },
+        onWebSocketClose: (evt) => {
+          if (conn.closing) return;
+          if (!conn.connected) {
+            if (evt && evt.code && evt.code !== 1000 && evt.code !== 1006 && lastWhy === 'no answer') {
+              lastWhy = `closed (${evt.code})`;
+            }
+            const left = deadline - Date.now();
+            if (left > 250) setTimeout(attempt, 200);
+            return;
+          }
+          const code = evt && evt.code && evt.code !== 1000 && evt.code !== 1006 ? ` (close code ${evt.code}${evt.reason ? ` ${evt.reason}` : ''})` : '';
+          hooks.onFatal?.(`lost connection to ${ep.url}${code}`);
+        },
+      });
+      client.activate();
+    };
+    attempt();
+  });
+}
+
+/** The socket under the connection (net.Socket), for backlog checks. */
+function netSocket(conn) {
+  return conn.kind === 'ws' ? conn.raw._socket : conn.raw.rawSocket;
+}
+
+/** Hold the socket's writes until uncork(): one writev per chunk instead of one per frame. */
+export function cork(conn) {
+  const s = netSocket(conn);
+  if (s) s.cork();
+}
+
+export function uncork(conn) {
+  const s = netSocket(conn);
+  if (s) s.uncork();
+}
+
+export function backlog(conn) {
+  const s = netSocket(conn);
+  return s ? s.writableLength : 0;
+}
+
+export function drained(conn) {
+  const s = netSocket(conn);
+  if (!s || s.writableLength === 0 || s.destroyed) return Promise.resolve();
+  return new Promise((res) => {
+    const done = () => { s.off('drain', done); s.off('close', done); res(); };
+    s.on('drain', done);
+    s.on('close', done);
+  });
+}
+
+/** A frame with extra headers that stompjs's public API cannot add (a receipt on COMMIT). */
+export function transmit(client, command, headers) {
+  const h = client._stompHandler;
+  if (!h || typeof h._transmit !== 'function') throw new Error('stompjs internals changed: no _transmit');
+  h._transmit({ command, headers });
+}
+
+/** Disconnect cleanly (DISCONNECT + receipt), at most `ms`, then drop the socket. */
+export async function disconnect(client, conn, ms = 10000) {
+  conn.closing = true;
+  let t;
+  const timeout = new Promise((res) => { t = setTimeout(() => res('timeout'), ms); });
+  const r = await Promise.race([client.deactivate().then(() => 'ok', () => 'ok'), timeout]);
+  clearTimeout(t);
+  if (r === 'timeout') {
+    try { await client.deactivate({ force: true }); } catch { /* gone anyway */ }
+  }
+}
+
+export const immediate = () => new Promise((res) => setImmediate(res));
+export const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+
+// ---------------------------------------------------------------------------------------
+// stdin gate: go / stop / end of file
+
+export function gate(onGo, onStop) {
+  const rl = readline.createInterface({ input: process.stdin, terminal: false });
+  rl.on('line', (line) => {
+    const l = line.trim();
+    if (l === 'go') onGo();
+    else if (l === 'stop') onStop();
+    else if (l !== '') process.stderr.write(`ignoring stdin line ${JSON.stringify(l.slice(0, 80))}\n`);
+  });
+  rl.on('close', onStop);
+  return rl;
+}
+
+// ---------------------------------------------------------------------------------------
+// records
+
+/** Write `header` then `n` lines made by `line(i)` (each ending in \n), in big chunks. */
+export function writeRecords(path, header, n, line) {
+  const fd = fs.openSync(path, 'w');
+  try {
+    fs.writeSync(fd, header + '\n');
+    let buf = '';
+    for (let i = 0; i < n; i++) {
+      buf += line(i);
+      if (buf.length > 1 << 20) { fs.writeSync(fd, buf); buf = ''; }
+    }
+    if (buf) fs.writeSync(fd, buf);
+  } finally {
+    fs.closeSync(fd);
+  }
+}

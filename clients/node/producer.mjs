@@ -1,0 +1,158 @@
+#!/usr/bin/env node
+// burstbench producer over STOMP (@stomp/stompjs; ws:// or stomp://). See clients/contract.md.
+
+import {
+  backlog, connect, cork, uncork, disconnect, drained, emit, fail, gate, hr, hrToEpoch, immediate,
+  nowNs, parseArgs, sleep, transmit, writeRecords,
+} from './common.mjs';
+
+const o = parseArgs('producer', process.argv.slice(2));
+const CHUNK = 500;                  // messages per socket write (corked) and between two yields
+const HIGH_WATER = 64 * 1024 * 1024; // socket backlog (bytes) above which we wait for drain
+
+const dests = o.destinations.map((d) => `/queue/${d}`);
+const nd = dests.length;
+const body = new Uint8Array(o.size).fill(0x78); // 'x'; the counter digits are rewritten per message
+const ndigits = Math.min(6, o.size);
+// ActiveMQ's WebSocket transport reads STOMP from text frames only (binary frames are
+// dropped), so over ws:// the body goes as a string; stompjs still adds content-length
+// (bytes on the wire and for OpenWire consumers are the same). Over TCP: binary body.
+let textBody = false;
+const tail = o.size > 6 ? 'x'.repeat(o.size - 6) : '';
+const sentNs = [];                  // bb_sent_ns (string) of every message sent, by seq
+let sent = 0;
+let stopping = false;               // stop after the current burst (stdin stop / EOF)
+let aborting = false;               // stop now (SIGTERM)
+let wake = null;                    // resolves a wait when a command or signal comes
+let goes = 0;
+let client = null;
+let conn = null;
+let finishing = false;
+let ticker = null;
+
+const poke = () => { if (wake) { const w = wake; wake = null; w(); } };
+const waitPoke = () => new Promise((res) => { wake = res; });
+
+function onFatal(msg) { fail(1, msg); }
+
+process.on('uncaughtException', (e) => fail(1, `internal: ${e && e.stack || e}`));
+process.on('unhandledRejection', (e) => fail(1, `internal: ${e && e.stack || e}`));
+for (const sig of ['SIGTERM', 'SIGINT']) {
+  process.on(sig, () => {
+    stopping = aborting = true;
+    if (!client) finish(); // not connected yet: nothing to send or close
+    poke();
+  });
+}
+if (o.gate) gate(() => { goes++; poke(); }, () => { stopping = true; poke(); });
+
+({ client, conn } = await connect(o, { onFatal }));
+conn.cancelTimer();
+textBody = conn.kind === 'ws';
+if (aborting) await finish();
+emit({ event: 'ready', id: o.id, role: 'producer' });
+ticker = setInterval(() => emit({ event: 'tick', id: o.id, t_ns: nowNs(), sent }), 1000);
+
+if (o.gate) {
+  for (let b = 0; ; b++) {
+    while (goes === 0 && !stopping) await waitPoke();
+    if (goes === 0 || aborting) break;
+    goes--;
+    await burst(b);
+  }
+} else {
+  for (let b = 0; b < o.bursts && !stopping; b++) await burst(b);
+}
+await finish();
+
+// ---------------------------------------------------------------------------------------
+
+async function burst(b) {
+  const count = o.count;
+  const base = b * count;
+  const bStr = String(b);
+  const rate = o.rate;
+  const nsPer = rate > 0 ? 1e9 / rate : 0;
+  const tx = o.txBatch;
+  const persistent = o.persistent;
+  const receipt = `bb-${o.id}-${b}`;
+  let txId = null;
+  let firstNs = 0n;
+  let lastNs = 0n;
+  const startHr = hr();
+  const startNs = hrToEpoch(startHr);
+
+  let confirmed = false;
+  const receiptSeen = new Promise((res) => client.watchForReceipt(receipt, () => { confirmed = true; res(); }));
+
+  let i = 0;
+  while (i < count) {
+    if (aborting) break;
+    let end = Math.min(count, i + CHUNK);
+    if (nsPer > 0) {
+      const elapsed = Number(hr() - startHr);
+      const due = Math.floor(elapsed / nsPer) + 1; // messages whose intended time has come
+      if (due <= i) {
+        await sleep(Math.floor((i * nsPer - elapsed) / 1e6));
+        continue;
+      }
+      if (due < end) end = due;
+    }
+    cork(conn);
+    for (; i < end; i++) {
+      const s = base + i;
+      if (tx > 0 && i % tx === 0) txId = client.begin(`tx-${o.id}-${b}-${i}`).id;
+      const t = nowNs();
+      const sentStr = nsPer > 0 ? String(startNs + BigInt(Math.round(i * nsPer))) : String(t);
+      const headers = { bb_producer: o.id, bb_seq: String(s), bb_burst: bStr, bb_sent_ns: sentStr };
+      if (persistent) headers.persistent = 'true';
+      if (txId !== null) headers.transaction = txId;
+      const last = i === count - 1;
+      if (last && tx === 0) headers.receipt = receipt;
+      if (textBody) {
+        const digits = String(s % 1000000).padStart(6, '0');
+        client.publish({ destination: dests[s % nd], headers, body: ndigits === 6 ? digits + tail : digits.slice(0, ndigits) });
+      } else {
+        let c = s % 1000000;
+        for (let k = 5; k >= 0; k--) { if (k < ndigits) body[k] = 48 + (c % 10); c = (c / 10) | 0; }
+        client.publish({ destination: dests[s % nd], headers, binaryBody: body });
+      }
+      sentNs.push(sentStr);
+      sent++;
+      if (i === 0) firstNs = t;
+      lastNs = t;
+      if (txId !== null && (last || i % tx === tx - 1)) {
+        if (last) transmit(client, 'COMMIT', { transaction: txId, receipt });
+        else client.commit(txId);
+        txId = null;
+      }
+      if (backlog(conn) > HIGH_WATER) { i++; break; }
+    }
+    uncork(conn);
+    if (backlog(conn) > HIGH_WATER) await drained(conn);
+    else await immediate();
+  }
+  if (aborting) {
+    if (txId !== null) client.commit(txId); // what was sent is in the records: let it count
+    return;
+  }
+  while (!confirmed && !aborting) await Promise.race([receiptSeen, waitPoke()]);
+  if (confirmed) {
+    emit({ event: 'burst', id: o.id, burst: b, sent: i, first_ns: firstNs, last_ns: lastNs });
+  }
+}
+
+async function finish() {
+  if (finishing) return new Promise(() => {});
+  finishing = true;
+  if (ticker) clearInterval(ticker);
+  if (client) await disconnect(client, conn);
+  if (o.records) {
+    const count = o.count;
+    const id = o.id;
+    writeRecords(o.records, '#producer\tseq\tburst\tsent_ns', sentNs.length,
+      (s) => `${id}\t${s}\t${Math.floor(s / count)}\t${sentNs[s]}\n`);
+  }
+  emit({ event: 'done', id: o.id, sent });
+  process.exit(0);
+}

@@ -1,0 +1,26 @@
+// Minimal stompjs receive loop: node node-recv.mjs URL QUEUE COUNT (ws:// or stomp:// / tcp://)
+import { Client } from '../../clients/node/node_modules/@stomp/stompjs/esm6/index.js';
+import { TCPWrapper } from '../../clients/node/node_modules/@stomp/tcp-wrapper/esm6/index.js';
+import WebSocket from '../../clients/node/node_modules/ws/wrapper.mjs';
+
+const [url, queue, count] = [process.argv[2], process.argv[3], +process.argv[4]];
+const off = BigInt(Date.now()) * 1000000n - process.hrtime.bigint();
+const u = new URL(url);
+const client = new Client({
+  webSocketFactory: () => (u.protocol.startsWith('ws')
+    ? new WebSocket(url, ['v12.stomp', 'v11.stomp', 'v10.stomp'], { perMessageDeflate: false })
+    : new TCPWrapper(u.hostname, +u.port)),
+  reconnectDelay: 0, heartbeatIncoming: 0, heartbeatOutgoing: 0, debug: () => {},
+});
+let n = 0, first = 0n, last = 0n;
+client.onConnect = () => {
+  client.subscribe(`/queue/${queue}`, async () => {
+    last = process.hrtime.bigint();
+    if (n++ === 0) first = last;
+    if (n === count) {
+      console.log(JSON.stringify({ count: n, first_ns: String(first + off), last_ns: String(last + off) }));
+      await client.deactivate();
+    }
+  }, { ack: 'auto', 'activemq.prefetchSize': '1000' });
+};
+client.activate();
