@@ -181,10 +181,12 @@ def run_sweep(
     from plots import charts
 
     profile = load_profile(profile_name)
-    points = expand(profile, axes, overrides)
+    axes, studies = split_studies(axes)  # studies run through run_studies, not as axes
+    points = expand(profile, axes, overrides) if axes is None or axes else []
     run_id = resume or results.new_run_id(f"sweep-{profile_name}")
     run = results.Run(run_id, sys.argv, root=root, resume=bool(resume))
-    run.manifest.update(profile=profile_name, axes=axes or list(profile["axes"]))
+    run.manifest.update(profile=profile_name,
+                        axes=list(profile["axes"]) if axes is None else axes, studies=studies)
     finished = run.done_points() if resume else set()
     todo = [p for p in points if p.id not in finished]
     print(
@@ -229,6 +231,8 @@ def run_sweep(
                 failed += 1
                 doc = results.load_point(run.point_path(point.id))
             progress.tick(point, figure_of(doc))
+        failed += run_studies(run, profile_name, studies, resume=bool(resume),
+                              external=bool((overrides or {}).get("broker_urls")))
     except (Interrupted, KeyboardInterrupt):
         status = "incomplete"
         raise
@@ -253,6 +257,57 @@ def _offer_fraction(run: results.Run, point: Point) -> None:
     # enough messages for the burst to last a couple of seconds at the offered rate
     point.spec.count = max(point.spec.count // 4, min(point.spec.count,
                                                        int(point.spec.rate * 3)))
+
+
+# -- studies: the Pi and request/reply studies (harness/pi.py, harness/reqreply.py) -------
+
+STUDIES = ("pi", "reqreply")
+
+
+def split_studies(names: list[str] | None) -> tuple[list[str] | None, list[str]]:
+    """``./bench sweep`` names -> (axes, studies). No names: every axis (None) and every
+    study; otherwise the names that are studies go to run_studies, the rest are axes."""
+    if not names:
+        return None, list(STUDIES)
+    return [n for n in names if n not in STUDIES], [n for n in names if n in STUDIES]
+
+
+def run_studies(run: results.Run, profile_name: str, names: list[str], resume: bool = False,
+                external: bool = False) -> int:
+    """Run the named studies with the profile's ``studies:`` section, writing into ``run``'s
+    directory (pi.json, reqreply.json, their tables and charts). Returns how many failed.
+
+    A study already finished ``ok`` in a resumed run is not run again; with brokers the
+    harness did not start (--broker-url) the studies are skipped: they start their own.
+    """
+    import json
+
+    from harness import pi, reqreply
+
+    modules = {"pi": (pi, pi.PiConfig), "reqreply": (reqreply, reqreply.ReqReplyConfig)}
+    failed = 0
+    for name in names:
+        if external:
+            print(f"study {name}: skipped (it starts its own broker; --broker-url given)",
+                  file=sys.stderr)
+            continue
+        path = run.dir / f"{name}.json"
+        if resume and path.exists():
+            try:
+                if json.loads(path.read_text()).get("status") == "ok":
+                    print(f"study {name}: already done", file=sys.stderr)
+                    continue
+            except ValueError:
+                pass
+        module, config = modules[name]
+        try:
+            doc = module.run_study(run, config.from_profile(profile_name))
+        except (ValueError, RuntimeError, OSError) as e:  # a toolchain missing, no broker...
+            print(f"study {name}: failed: {e}", file=sys.stderr)
+            failed += 1
+            continue
+        failed += doc["status"] != "ok"
+    return failed
 
 
 def main(args) -> int:

@@ -95,7 +95,7 @@ def pi_tables(doc: dict) -> tuple[str, str]:
 
 def chart_pi(doc: dict, path: Path) -> Path:
     """Seconds vs messages (log-log), one panel per elements value, a line per workers for
-    ActiveMQ (solid) and Akka (dashed), the paper's figures as hollow markers."""
+    ActiveMQ (solid) and Akka (dashed), the paper's figures as x / + markers."""
     par = doc["parameters"]
     cells = _pi_cells(doc)
     els = par["elements"]
@@ -130,7 +130,8 @@ def chart_pi(doc: dict, path: Path) -> Path:
         ax.legend(fontsize=6.5, ncol=2)
     langs = ", ".join(par["languages"])
     fig.suptitle(f"Pi over ActiveMQ (workers: {langs}) vs Akka actors\n"
-                 "hollow markers: the paper (ActiveMQ 5.8 / Akka 2.0, 2-CPU VM)", fontsize=9)
+                 "x (ActiveMQ) and + (Akka): the paper (ActiveMQ 5.8 / Akka 2.0, 2-CPU VM)",
+                 fontsize=9)
     fig.text(0.01, 0.005, _footer(doc), fontsize=6.5, color="#555555")
     fig.tight_layout(rect=(0, 0.03, 1, 0.93))
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -58,3 +58,30 @@ def test_sweep_point(point, sweep_run):
     a = doc["accounting"]
     assert a["lost"] == 0 and a["received"] == a["sent"] > 0
     assert doc["throughput"]["recv_msgs_per_s"] > 0
+
+
+# -- the studies (harness/pi.py, harness/reqreply.py), run as in `./bench sweep pi reqreply` --
+
+
+def _study_missing(study: str) -> str | None:
+    """Why the study cannot run here (a missing toolchain or build), or None."""
+    from harness import clients, pi
+
+    if not (pi.BRIDGE / "target" / "classes" / "burstbench").exists():
+        return "akka-bridge not built: run ./bench setup"
+    if study == "pi":
+        for name in pi.PiConfig.from_profile(PROFILE).languages:
+            why = clients.get(name).missing()
+            if why:
+                return why
+    return None
+
+
+@pytest.mark.sweep
+@pytest.mark.parametrize("study", sweep.STUDIES)
+def test_sweep_study(study, sweep_run):
+    why = _study_missing(study)
+    if why:
+        pytest.skip(why)
+    failed = sweep.run_studies(sweep_run, PROFILE, [study])
+    assert failed == 0, f"study {study} failed: see {sweep_run.dir / (study + '.json')}"
