@@ -359,7 +359,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--requests", type=_int(1), help="measured requests per point")
     p.add_argument("--warmup", type=_int(0), help="warm-up requests per point (not measured)")
     p.add_argument("--spring-cf", choices=["single", "caching", "plain"],
-                   help="temp-queue: the ConnectionFactory behind JmsTemplate (default single)")
+                   help="temp-queue: the ConnectionFactory behind JmsTemplate (default plain: "
+                   "a connection per request, as JmsTemplate does out of the box; single "
+                   "shares one connection)")
     p.set_defaults(func=cmd_reqreply)
 
     p = sub.add_parser("plot", help="re-render a run's charts from its result files")

@@ -495,7 +495,9 @@ def render_run(run_dir: Path) -> list[Path]:
             written.append(
                 chart_by_category(manifest, pts, axis, axis, charts / f"throughput-by-{axis}.png")
             )
-    from plots import report  # the page embeds what was just drawn
+    from plots import report, studies  # the page embeds what was just drawn
+
+    written.extend(studies.render_studies(run_dir) or [])
 
     written.append(report.render(run_dir))
     return written
