@@ -10,12 +10,15 @@ broker-kill     SIGKILL the broker's process group mid-burst, restart it on the 
                 and ports. OpenWire clients reconnect by themselves (``failover:`` URL);
                 STOMP clients cannot, so the harness starts new ones once the broker is back.
 link-cut        ``forward`` topology on network namespaces (producer on a, consumers on b):
-                take b's link down for ``--cut-seconds`` mid-run, then restore it.
+                take b's link down for ``--cut-seconds`` mid-run, then restore it. Clients
+                talk to their own host's broker, so only the bridge a -> b crosses the cut
+                (cutting a would do the same).
 failover-pair   two brokers on one KahaDB directory (shared-store master/slave): SIGKILL the
                 master; the slave gets the store's lock and takes over. OpenWire only.
 consumer-kill   SIGKILL one of several consumers mid-run; the broker redelivers what it held.
-slow-consumer   stop one consumer 80% of every 100 ms (SIGSTOP/SIGCONT on its process group):
-                the others take the load, the broker's limits engage, nothing deadlocks.
+slow-consumer   stop one consumer 80% of every 100 ms (SIGSTOP/SIGCONT on its process group),
+                prefetch 10, 1 KiB bodies, queue memory limit 1 MB: its prefetch fills, the
+                others take the rest, and nothing may stall for ``stall_timeout``.
 =============== ===========================================================================
 
 Accounting (``reckon``). A producer is driven through the contract's ``--gate`` in bursts of
@@ -96,7 +99,7 @@ class ChaosSpec:
     size: int = 0  # body bytes (6; 1024 for slow-consumer, so the broker's memory fills)
     producers: int = 1
     consumers: int = 0  # 2; 3 for consumer-kill and slow-consumer
-    prefetch: int = 100
+    prefetch: int = 0  # 100; 10 for slow-consumer, so its limit binds the slow one early
     cut_s: float = 10.0  # link-cut: how long the link stays down
     stall_timeout: float = 60.0  # no progress at all for this long: stuck (a deadlock)
     ready_timeout: float = 60.0
@@ -107,6 +110,8 @@ class ChaosSpec:
             self.size = 1024 if self.scenario == "slow-consumer" else 6
         if not self.consumers:
             self.consumers = 3 if self.scenario in ("consumer-kill", "slow-consumer") else 2
+        if not self.prefetch:
+            self.prefetch = 10 if self.scenario == "slow-consumer" else 100
 
     def validate(self) -> clients.Resolved:
         """The resolved client; ValueError for bad input, Skip when it cannot run here."""
@@ -324,12 +329,16 @@ class Chaos:
         self.duty: DutyCycle | None = None
         self.last_progress = time.monotonic()
         self.queue = f"bb.chaos.{uuid.uuid4().hex[:8]}"
+        # when the fault struck and ended (time.time_ns, the clock the records use)
+        self.t_kill = self.t_ready = self.t_cut = self.t_restore = self.t_drained = None
+        self.consumer_records: dict = {}
 
     # -- the frame -------------------------------------------------------------------------
     def run(self) -> Result:
         spec = self.spec
         t0 = time.monotonic()
         try:
+            self.result.client = clients.resolve(spec.client).label
             self.resolved = spec.validate()
         except Skip as e:
             self.result.status, self.result.reason = e.status, str(e)
@@ -346,7 +355,7 @@ class Chaos:
             self.result.status = "failed"
             self.result.errors.append("interrupted")
             raise
-        except (ChaosFailed, brokers.BrokerError, OSError, RuntimeError) as e:
+        except Exception as e:  # noqa: BLE001 - the row says what failed; the next one runs
             self.result.status = "failed"
             self.result.errors.append(str(e) or type(e).__name__)
         finally:
@@ -369,6 +378,11 @@ class Chaos:
             if life.role == "consumer" and life.records.exists():
                 consumers[life.ident] = measure.read_consumer_records(life.records)
         self.consumer_records = consumers
+        unrecorded = [life.ident for life in self.lives
+                      if life.role == "consumer" and life.ident not in consumers]
+        if unrecorded and producers:
+            self.result.notes.append("no records from " + ", ".join(unrecorded)
+                                     + " (died without writing them)")
         if not producers:
             return
         t = reckon(producers, consumers, self.spec.size)
@@ -388,7 +402,8 @@ class Chaos:
     def _after(self) -> None:
         """Figures from the records once every process has stopped (per scenario)."""
         hook = getattr(self, "_after_" + self.spec.scenario.replace("-", "_"), None)
-        if hook:
+        fault_struck = self.t_kill is not None or self.t_restore is not None
+        if hook and (fault_struck or self.spec.scenario == "slow-consumer"):
             hook()
 
     # -- events ----------------------------------------------------------------------------
@@ -492,8 +507,9 @@ class Chaos:
         self.broker_ready_ns[id(b.child)] = time.time_ns()
         return b
 
-    def url(self, broker: brokers.Broker, failover: bool = True) -> str:
-        if self.resolved.protocol == "openwire" and failover:
+    def url(self, broker: brokers.Broker) -> str:
+        """OpenWire clients get a failover URL (they reconnect by themselves); STOMP cannot."""
+        if self.resolved.protocol == "openwire":
             return failover_url(broker.openwire_url)
         return broker.url_for(self.resolved.protocol)
 
@@ -615,6 +631,7 @@ class Chaos:
 
     def finish(self) -> None:
         self.drain()
+        self.t_drained = time.time_ns()
         self.stop_consumers()
         self.stop_brokers()
 
@@ -660,9 +677,9 @@ class Chaos:
             "ready_ns": t_ready, "down_s": round((t_ready - t_kill) / NS, 3),
             "bursts_confirmed_at_kill": at, "ports": b2.ports,
         }
+        self.t_kill, self.t_ready = t_kill, t_ready
         if stomp:
             self._restart_stomp_clients(b2, big)
-        self.t_kill, self.t_ready = t_kill, t_ready
         self.finish()
 
     def _restart_stomp_clients(self, b: brokers.Broker, prefetch: int) -> None:
@@ -712,6 +729,15 @@ class Chaos:
         if first is not None:
             self.result.recovery_s = round((first - self.t_kill) / NS, 3)
             self.result.fault["first_after_restart_ns"] = first
+        self._unmarked_duplicates()
+
+    def _unmarked_duplicates(self) -> None:
+        t = self.result.tally
+        if t.duplicates and t.duplicates > t.redelivered:
+            self.result.notes.append(
+                f"{t.duplicates - t.redelivered:,} duplicate(s) came without the redelivered "
+                "flag: a broker that starts from the store does not know what was dispatched "
+                "before (persistJMSRedelivered is off)")
 
     # -- failover-pair ---------------------------------------------------------------------
     def _failover_pair(self) -> None:
@@ -779,6 +805,7 @@ class Chaos:
         if first is not None:
             self.result.recovery_s = round((first - self.t_kill) / NS, 3)
             self.result.fault["first_after_takeover_ns"] = first
+        self._unmarked_duplicates()
 
     # -- consumer-kill ---------------------------------------------------------------------
     def _consumer_kill(self) -> None:
@@ -828,10 +855,11 @@ class Chaos:
         self.duty.start()
         self.progress(f"{slow.ident} stopped 80% of every 100 ms")
         t0 = time.time_ns()
+        self.result.fault = {"slow": slow.ident, "stopped_fraction": 0.8, "period_s": 0.1,
+                             "prefetch": spec.prefetch}
         self.drain()
-        self.result.fault = {"slow": slow.ident, "duty_cycles": self.duty.cycles,
-                             "stopped_fraction": 0.8, "period_s": 0.1,
-                             "run_s": round((time.time_ns() - t0) / NS, 1)}
+        self.result.fault.update(duty_cycles=self.duty.cycles,
+                                 run_s=round((time.time_ns() - t0) / NS, 1))
         self.stop_consumers()
         self.stop_brokers()
 
@@ -847,7 +875,7 @@ class Chaos:
                                      f"{1 / self.spec.consumers:.1%})")
         text = ""
         try:
-            text = Path(self.broker_log).read_text(errors="replace")
+            text = Path(getattr(self, "broker_log", "")).read_text(errors="replace")
         except OSError:
             pass
         pfc = text.count("Usage Manager Memory Limit reached")
@@ -881,8 +909,12 @@ class Chaos:
                 bs, f"broker {name}", wrap=self.net.wrap(name),
                 probe=lambda host, port, n=name: self.net.probe(n, port))
         a, b = started["a"], started["b"]
-        self.wait_until(lambda: any(n > 0 for _t, n in self.bridge_events), spec.ready_timeout,
-                        "the network bridge a -> b")
+        def bridged() -> bool:  # attempts made while b was starting come and go: wait it out
+            return bool(self.bridge_events) and self.bridge_events[-1][1] > 0
+
+        for _ in range(2):
+            self.wait_until(bridged, spec.ready_timeout, "the network bridge a -> b")
+            self.pause(1.0)
         self.start_clients([self.url(b)], [self.url(a)], [spec.prefetch] * spec.consumers,
                            wrap_c=self.net.wrap("b"), wrap_p=self.net.wrap("a"))
         self.wait_mid_run()
@@ -914,13 +946,17 @@ class Chaos:
         first = self.first_received_after(self.t_restore)
         if first is not None:
             self.result.recovery_s = round((first - self.t_restore) / NS, 3)
-        drops = [n for _t, n in self.bridge_events]
-        self.result.fault["bridge_counts"] = drops
+        if gap < self.spec.cut_s / 2 * NS:
+            self.result.notes.append("deliveries never paused for half the cut: the cut did "
+                                     "not interrupt forwarding")
+        end = self.t_drained or time.time_ns()
+        drops = sum(1 for t, n in self.bridge_events if n == 0 and self.t_cut <= t <= end)
+        self.result.fault["bridge_drops"] = drops
         self.result.notes.append(
             f"longest pause in deliveries {gap / NS:.1f} s; recovery = restore -> first "
             "message forwarded after it; "
-            + ("the bridge stayed up" if 0 not in drops[1:] else "the bridge dropped and "
-               "reconnected"))
+            + (f"the bridge dropped {drops} time(s) and reconnected" if drops else
+               "the bridge (one TCP connection) stayed up through the cut"))
 
 
 # -- the command -----------------------------------------------------------------------------
@@ -968,11 +1004,11 @@ def _fault_words(r: Result) -> list[str]:
         return [f"cut {f['cut_s']:.0f} s, gap {f['longest_gap_s']:.1f} s"]
     if r.scenario == "slow-consumer" and "shares" in f:
         s = f["shares"].get(f["slow"])
-        lim = [w for k, w in (("flow_control_log_lines", "flow control"),
-                              ("cursor_blocked_log_lines", "cursor blocked")) if f.get(k)]
-        lim = ", ".join(lim) if lim else "no limit logged"
-        return [f"slow share {s:.1%} of fair {f['fair_share']:.1%}, {lim}"] if s is not None \
-            else []
+        lim = [f"prefetch {f.get('prefetch')}"] + [
+            w for k, w in (("flow_control_log_lines", "producer flow control"),
+                           ("cursor_blocked_log_lines", "cursor blocked")) if f.get(k)]
+        return [f"slow share {s:.1%} of fair {f['fair_share']:.1%}; limits: {', '.join(lim)}"] \
+            if s is not None else []
     return []
 
 
@@ -1045,11 +1081,12 @@ def main(args) -> int:
     pairs = (matrix(args.client) if args.scenario == "all"
              else [(args.scenario, args.client or "")])
     kw = {"count": args.count, "bursts": args.bursts, "cut_s": args.cut_seconds}
-    for s, c in pairs:  # bad numbers are refused before anything starts
+    for s, c in pairs:  # bad input is refused before anything starts
         try:
             ChaosSpec(s, c, **kw).validate()
-        except Skip:
-            pass
+        except Skip as e:
+            if args.scenario != "all" and e.status == "n/a":
+                raise ValueError(str(e)) from None
     run = res.Run(res.new_run_id("chaos"), sys.argv)
     print(f"chaos {run.id}: results in {run.dir}", flush=True)
     done: list[Result] = []

@@ -1,0 +1,157 @@
+"""``./bench chaos``: faults during a persistent client-ack burst lose nothing, and the fault
+really happened. Short bursts, so the file runs in a few minutes on two cores."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, client_or_skip, need_broker_built
+
+from harness import chaos
+from harness.measure import ConsumerRecord
+
+SMALL = {"count": 300, "bursts": 6}
+
+
+def rec(producer: str, seq: int, redelivered: bool = False, size: int = 6) -> ConsumerRecord:
+    return ConsumerRecord(producer, seq, 0, 0, 1, size, True, redelivered, "q")
+
+
+# -- the accounting rule, by hand ------------------------------------------------------------
+def test_reckon_counts_only_confirmed_bursts_as_sent():
+    p1 = chaos.ProducerLife("p1", count=2, started=3, confirmed=[0, 1])  # burst 2 in flight
+    p1r1 = chaos.ProducerLife("p1r1", count=2, started=1, confirmed=[0])
+    got = {
+        "c1": [rec("p1", 0), rec("p1", 1), rec("p1", 4), rec("p1r1", 0)],
+        "c1r1": [rec("p1", 1, redelivered=True), rec("p1", 2), rec("p1r1", 1), rec("x", 0)],
+    }
+    t = chaos.reckon([p1, p1r1], got, size=6)
+    assert (t.sent, t.received, t.lost) == (6, 5, 1)
+    assert t.lost_sample == ["p1#3"]
+    assert (t.unconfirmed, t.unconfirmed_received) == (2, 1)  # p1#4, p1#5 in flight; #4 came
+    assert (t.duplicates, t.redelivered, t.foreign) == (1, 1, 1)
+    assert t.by_consumer == {"c1": 4, "c1r1": 3}
+
+
+def test_reckon_body_errors_and_records_beyond_confirmed_are_not_foreign():
+    p = chaos.ProducerLife("p1", count=2, started=1, confirmed=[0],
+                           recorded=[("p1", 0, 0, 1), ("p1", 1, 0, 1), ("p1", 2, 1, 1)])
+    t = chaos.reckon([p], {"c1": [rec("p1", 0), rec("p1", 1, size=5), rec("p1", 2)]}, size=6)
+    assert (t.sent, t.received, t.lost, t.foreign, t.body_errors) == (2, 2, 0, 0, 1)
+    assert t.unconfirmed == 1
+
+
+def test_all_runs_every_scenario_for_every_language_and_failover_pair_is_openwire_only():
+    pairs = chaos.matrix(None)
+    assert {s for s, _ in pairs} == set(chaos.SCENARIOS)
+    assert len(pairs) == len(chaos.SCENARIOS) * 4
+    with pytest.raises(chaos.Skip, match="OpenWire only") as e:
+        chaos.ChaosSpec("failover-pair", "stomp-py").validate()
+    assert e.value.status == "n/a"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["nope"], "invalid choice"),
+    (["failover-pair", "--client", "python"], "OpenWire only"),
+    (["broker-kill", "--client", "cobol"], "unknown client"),
+    (["broker-kill", "--bursts", "2"], "must be >= 4"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
+    r = subprocess.run([sys.executable, "-m", "harness.cli", "chaos", *args], cwd=ROOT,
+                       env={**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)},
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert needle in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not list(tmp_path.iterdir())  # refused before anything ran
+
+
+# -- the scenarios, on real brokers ----------------------------------------------------------
+def run(tmp_path, scenario: str, client: str, **kw) -> tuple[chaos.Chaos, chaos.Result]:
+    need_broker_built()
+    client_or_skip(client)
+    ch = chaos.Chaos(chaos.ChaosSpec(scenario, client, **{**SMALL, **kw}), tmp_path / "c")
+    r = ch.run()
+    assert not [c.name for c in ch.sup.children if c.alive()], "a process was left running"
+    assert r.status == "ok", (r.errors, r.notes)
+    t = r.tally
+    assert t.lost == 0 and t.body_errors == 0 and t.foreign == 0
+    assert t.sent == ch.spec.total() and t.received == t.sent
+    return ch, r
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("client", ["openwire-jms", "stomp-py"])
+def test_broker_kill_restarts_on_the_same_store_and_loses_nothing(client, tmp_path):
+    ch, r = run(tmp_path, "broker-kill", client)
+    f = r.fault
+    assert f["killed_pid"] != f["restarted_pid"]
+    killed = [c for c in ch.sup.children if c.pid == f["killed_pid"]]
+    assert killed[0].returncode == -9  # SIGKILL, not a clean stop
+    assert 0 < f["down_s"] <= r.recovery_s
+    if client == "stomp-py":  # the harness replaced the STOMP clients after the restart
+        idents = {life.ident for life in ch.lives}
+        assert {"p1r1", "c1r1", "c2r1"} <= idents
+        assert any("do not reconnect" in n for n in r.notes)
+
+
+@pytest.mark.integration
+def test_consumer_kill_via_the_command_redelivers_and_writes_the_table(tmp_path):
+    need_broker_built()
+    client_or_skip("stomp-py")
+    out = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "chaos", "consumer-kill", "--client", "python",
+         "--count", "300", "--bursts", "6"],
+        cwd=ROOT, env={**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)},
+        capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "| consumer-kill | stomp-py | ok |" in out.stdout
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir() and not p.is_symlink()]
+    doc = json.loads((run_dir / "chaos.json").read_text())
+    (row,) = doc["results"]
+    t = row["tally"]
+    assert (row["status"], t["lost"], t["sent"], t["received"]) == ("ok", 0, 1800, 1800)
+    assert t["redelivered"] > 0  # what the victim held went to the others
+    assert row["fault"]["victim_received_before_kill"] > 0
+    assert "c1" not in t["by_consumer"]  # the victim wrote nothing: SIGKILL
+    assert row["recovery_s"] is not None
+    assert "| consumer-kill |" in (run_dir / "chaos.md").read_text()
+
+
+@pytest.mark.integration
+def test_failover_pair_slave_takes_over_the_shared_store(tmp_path):
+    ch, r = run(tmp_path, "failover-pair", "openwire-jms")
+    f = r.fault
+    assert f["master_pid"] != f["slave_pid"]
+    assert f["slave_waited_for_lock"]  # it really was a slave until the master died
+    assert 0 < f["failover_s"] <= r.recovery_s
+
+
+@pytest.mark.integration
+def test_slow_consumer_gets_less_and_nothing_deadlocks(tmp_path):
+    ch, r = run(tmp_path, "slow-consumer", "stomp-py", stall_timeout=45)
+    f = r.fault
+    assert f["duty_cycles"] > 10
+    assert set(f["shares"]) == {"c1", "c2", "c3"}
+    assert abs(sum(f["shares"].values()) - 1) < 0.01
+    assert f["shares"]["c1"] < f["fair_share"]  # its prefetch filled; the others took the rest
+
+
+@pytest.mark.integration
+@pytest.mark.root
+def test_link_cut_pauses_forwarding_and_loses_nothing(tmp_path):
+    from harness import netns
+
+    why = netns.available()
+    if why:
+        pytest.skip(why)
+    ch, r = run(tmp_path, "link-cut", "stomp-py", cut_s=5)
+    f = r.fault
+    assert f["cut_s"] >= 5
+    assert f["longest_gap_s"] >= 2.5  # deliveries really stopped while the link was down
+    assert r.recovery_s is not None
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not [n for n in ch.net.names if n in listed.split()], "namespaces left behind"
