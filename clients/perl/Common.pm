@@ -1,0 +1,386 @@
+package Common;
+# What the Net::Stomp producer and consumer share: the contract's arguments, connecting,
+# JSON lines, stdin control and records (clients/contract.md is the definition).
+use strict;
+use warnings;
+use Time::HiRes qw(gettimeofday);
+use IO::Select;
+use Net::Stomp;
+use Net::Stomp::Frame;
+use Exporter 'import';
+
+our @EXPORT = qw(now_ns emit fail parse_args connect_broker graceful_disconnect
+                 wait_receipt on_sigterm write_records);
+
+our $CLIENT  = 'net-stomp';
+our $MAX_SIZE = 67108864;
+
+# Integer nanoseconds since the epoch (gettimeofday has microsecond resolution).
+sub now_ns { my ($s, $us) = gettimeofday(); return $s * 1000000000 + $us * 1000 }
+
+sub emit {
+    my ($event, @kv) = @_;
+    my $line = '{"event":"' . $event . '"';
+    while (@kv) {
+        my ($k, $v) = splice(@kv, 0, 2);
+        $line .= ',"' . $k . '":'
+          . ($k ne 'id' && $k ne 'role' && $v =~ /^-?\d+\z/ ? $v : '"' . $v . '"');
+    }
+    print STDOUT $line, "}\n";
+}
+
+sub fail {
+    my ($code, $msg) = @_;
+    $msg =~ s/\s+/ /g;
+    $msg =~ s/ \z//;
+    print STDERR "error: $msg\n";
+    exit $code;
+}
+
+# ---------------------------------------------------------------- arguments
+
+my %COMMON = (
+    url => 1, destinations => 1, count => 1, size => 1, bursts => 1, 'tx-batch' => 1,
+    id => 1, records => 1, gate => 0, user => 1, password => 1, 'connect-timeout' => 1,
+    ca => 1,
+);
+my %ROLE = (
+    producer => { persistent => 0, rate => 1 },
+    consumer => { ack => 1, prefetch => 1 },
+);
+
+sub usage {
+    my ($role) = @_;
+    my $specific = $role eq 'producer'
+      ? "  --persistent             persistent delivery (STOMP persistent:true)\n"
+      . "  --rate R                 messages/s (0 = as fast as possible) [0]\n"
+      . "  --count N                messages per burst [1000]\n"
+      : "  --ack MODE               auto | client | client-individual [auto]\n"
+      . "  --prefetch N             activemq.prefetchSize [1000]\n"
+      . "  --count N                stop after N x bursts messages, 0 = until stopped [1000]\n";
+    return <<"EOT";
+usage: $role.pl --url stomp://HOST:PORT --destinations Q1[,Q2...] [options]
+burstbench $role (Perl, Net::Stomp $Net::Stomp::VERSION); see clients/contract.md
+  --url URL                stomp://HOST:PORT or stomp+ssl://HOST:PORT (required)
+  --destinations LIST      comma-separated queue names (required)
+$specific  --size BYTES             body size, 1..$MAX_SIZE [6]
+  --bursts B               number of bursts [1]
+  --tx-batch N             STOMP transactions of N messages, 0 = none [0]
+  --id ID                  process id [A-Za-z0-9_.-]{1,64} [@{[$role eq 'producer' ? 'p1' : 'c1']}]
+  --records PATH           write raw records (TSV) at stop
+  --gate                   take go/stop commands from stdin
+  --user U --password P    broker credentials
+  --ca FILE                PEM CA that signed the broker's TLS certificate (stomp+ssl://)
+  --connect-timeout S      seconds [10]
+  --version                print versions as JSON
+  --help                   this text
+EOT
+}
+
+sub version_line {
+    my $v = sprintf('%vd', $^V);
+    return qq({"client":"$CLIENT","library":"Net::Stomp $Net::Stomp::VERSION","runtime":"perl $v"});
+}
+
+sub _int_opt {
+    my ($o, $name, $min) = @_;
+    my $v = $o->{$name};
+    fail(2, "--$name must be an integer >= $min: '$v'") unless $v =~ /^\d+\z/ && $v >= $min;
+    $o->{$name} = 0 + $v;
+}
+
+sub _num_opt {
+    my ($o, $name) = @_;
+    my $v = $o->{$name};
+    fail(2, "--$name must be a number >= 0: '$v'")
+      unless $v =~ /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\z/;
+    $o->{$name} = 0 + $v;
+}
+
+sub parse_args {
+    my ($role, @argv) = @_;
+    my %allowed = (%COMMON, %{ $ROLE{$role} });
+    for (@argv) {    # --help and --version win over everything else
+        if ($_ eq '--help' || $_ eq '-h') { print usage($role); exit 0 }
+        if ($_ eq '--version')            { print version_line(), "\n"; exit 0 }
+    }
+    my %o = (
+        count => 1000, size => 6, bursts => 1, 'tx-batch' => 0, 'connect-timeout' => 10,
+        id => ($role eq 'producer' ? 'p1' : 'c1'), gate => 0,
+        ($role eq 'producer' ? (persistent => 0, rate => 0) : (ack => 'auto', prefetch => 1000)),
+    );
+    my %seen;
+    while (@argv) {
+        my $arg = shift @argv;
+        my ($name, $value);
+        if ($arg =~ /^--([a-z][a-z-]*)=(.*)\z/s) { ($name, $value) = ($1, $2) }
+        elsif ($arg =~ /^--([a-z][a-z-]*)\z/)   { $name = $1 }
+        else { fail(2, "unexpected argument '$arg'") }
+        fail(2, "unknown option --$name") unless exists $allowed{$name};
+        fail(2, "option --$name given twice") if $seen{$name}++;
+        if ($allowed{$name}) {
+            unless (defined $value) {
+                fail(2, "option --$name needs a value") unless @argv;
+                $value = shift @argv;
+            }
+            $o{$name} = $value;
+        } else {
+            fail(2, "option --$name takes no value") if defined $value;
+            $o{$name} = 1;
+        }
+    }
+    for (qw(url destinations)) { fail(2, "missing required option --$_") unless defined $o{$_} }
+
+    _int_opt(\%o, 'count', $role eq 'producer' ? 1 : 0);
+    _int_opt(\%o, 'size', 1);
+    fail(2, "--size must be <= $MAX_SIZE: $o{size}") if $o{size} > $MAX_SIZE;
+    _int_opt(\%o, 'bursts', 1);
+    _int_opt(\%o, 'tx-batch', 0);
+    _num_opt(\%o, 'connect-timeout');
+    fail(2, "--connect-timeout must be > 0") unless $o{'connect-timeout'} > 0;
+    fail(2, "--id must match [A-Za-z0-9_.-]{1,64}: '$o{id}'") unless $o{id} =~ /^[A-Za-z0-9_.-]{1,64}\z/;
+    fail(2, "--user and --password must be given together")
+      if defined $o{user} != defined $o{password};
+    for (qw(user password)) {
+        fail(2, "--$_ must not contain newlines or NUL") if defined $o{$_} && $o{$_} =~ /[\n\r\0]/;
+    }
+    fail(2, "--ca: cannot read '$o{ca}'") if defined $o{ca} && !-r $o{ca};
+
+    my @dests = split /,/, $o{destinations}, -1;
+    fail(2, "--destinations is empty") unless @dests;
+    for (@dests) {
+        fail(2, "bad destination name '$_' in --destinations")
+          unless /^[A-Za-z0-9_.:>*\$-]{1,200}\z/;
+    }
+    $o{dests} = \@dests;
+
+    if ($o{url} =~ m{^(stomp|stomp\+ssl)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})/?\z}
+        && $3 >= 1 && $3 <= 65535) {
+        ($o{ssl}, $o{host}, $o{port}) = ($1 eq 'stomp+ssl' ? 1 : 0, $2, 0 + $3);
+        $o{host} =~ s/^\[(.*)\]\z/$1/;
+    } else {
+        fail(2, "--url must be stomp://HOST:PORT or stomp+ssl://HOST:PORT: '$o{url}'");
+    }
+
+    if ($role eq 'producer') {
+        _num_opt(\%o, 'rate');
+    } else {
+        fail(2, "--ack dups-ok is unsupported by STOMP (use auto, client or client-individual)")
+          if $o{ack} eq 'dups-ok';
+        fail(2, "--ack must be auto, client or client-individual: '$o{ack}'")
+          unless $o{ack} =~ /^(?:auto|client|client-individual)\z/;
+        _int_opt(\%o, 'prefetch', 1);
+        # ActiveMQ's STOMP commit of individually acked messages re-acks them outside the
+        # transaction and the subscription stalls (seen with 6.1.7): not offered.
+        fail(2, "--tx-batch with --ack client-individual is unsupported (use client or auto)")
+          if $o{'tx-batch'} && $o{ack} eq 'client-individual';
+    }
+    return \%o;
+}
+
+# ---------------------------------------------------------------- connection
+
+# Net::Stomp silently reconnects (forever, by default) when a socket breaks; a bench client
+# must instead fail with exit 1, so a lost connection is an exception.
+{
+    package Common::Stomp;
+    our @ISA = ('Net::Stomp');
+    sub _reconnect { die "connection to the broker lost\n" }
+
+    # Net::Stomp 0.61's _read_data appends at offset length($buf || ''): when the buffer holds
+    # exactly "0" (a read boundary right after a body's first byte, and our bodies start with
+    # "0" below seq 100000) the next read overwrites it, the body shifts by one byte and the
+    # next frame is swallowed by the trailer trim. Same method with length($buf).
+    sub _read_data {
+        my ($self, $timeout) = @_;
+        # (IO::Socket::SSL may hold decrypted bytes that select() cannot see)
+        return unless ($self->{ssl} && $self->socket->pending) || $self->select->can_read($timeout);
+        my $len = $self->socket->sysread($self->{_framebuf}, $self->bufsize,
+                                         length($self->{_framebuf} // ''));
+        if (defined $len && $len > 0) {
+            $self->{_framebuf_changed} = 1;
+        } else {
+            $self->_close_socket;
+            $self->{_framebuf} = '';
+            delete $self->{_command};
+            delete $self->{_headers};
+        }
+        return $len;
+    }
+}
+
+# Connect (TCP, then STOMP CONNECT) within --connect-timeout, else exit 3 naming the address.
+sub connect_broker {
+    my ($o) = @_;
+    my $t0 = Time::HiRes::time();
+    my $deadline = $t0 + $o->{'connect-timeout'};
+    my ($stomp, $why);
+    while (1) {
+        my $left = $deadline - Time::HiRes::time();
+        last if $left <= 0;
+        $stomp = eval {
+            Common::Stomp->new({
+                hostname => $o->{host}, port => $o->{port}, timeout => $left,
+                initial_reconnect_attempts => 1, reconnect_attempts => 1, connect_delay => 0,
+                ($o->{ssl} ? (ssl => 1, ssl_options => _ssl_options($o)) : ()),
+            });
+        };
+        last if $stomp;
+        ($why = $@ || 'unknown error') =~ s/ at \S+ line \d+.*//s;
+        $why =~ s/^Failed to connect: //;
+        $why =~ s/; giving up$//;
+        my $pause = $deadline - Time::HiRes::time();
+        Time::HiRes::sleep($pause < 0.25 ? ($pause > 0 ? $pause : 0) : 0.25);
+    }
+    fail(3, "cannot connect to $o->{url} within $o->{'connect-timeout'} s: " . ($why // 'timed out'))
+      unless $stomp;
+    my $left = $deadline - Time::HiRes::time();
+    $left = 0.001 if $left < 0.001;
+    $stomp->timeout($left);
+    my $frame = eval {
+        $stomp->connect({ defined $o->{user} ? (login => $o->{user}, passcode => $o->{password}) : () });
+    };
+    unless ($frame && $frame->command eq 'CONNECTED') {
+        my $msg = !$frame ? ($@ ? "connection lost during STOMP CONNECT" : "no CONNECTED frame in time")
+                : ($frame->headers->{message} // $frame->body // $frame->command);
+        fail(3, "cannot connect to $o->{url}: $msg");
+    }
+    $stomp->timeout(undef);
+    return $stomp;
+}
+
+# Net::Stomp::Frame 0.61 writes `$body || ''`, so a body "0" (any --size 1 message below
+# seq 100000) goes out empty under content-length:1 and the broker rejects the frame. The
+# producer sends such bodies as this frame instead (same wire format otherwise).
+{
+    package Common::Frame;
+    our @ISA = ('Net::Stomp::Frame');
+    sub as_string {
+        my $self = shift;
+        my $headers = $self->headers;
+        my $body = $self->body // '';
+        $headers->{'content-length'} = length $body if delete $headers->{bytes_message};
+        my $frame = $self->command . "\n";
+        while (my ($k, $v) = each %$headers) { $frame .= $k . ':' . ($v // '') . "\n" }
+        return $frame . "\n" . $body . "\0";
+    }
+}
+
+sub _ssl_options {
+    my ($o) = @_;
+    # Always verify, the peer's certificate and its name: against --ca when given, else
+    # against the system's trust store.
+    return {
+        SSL_verify_mode => 1,  # SSL_VERIFY_PEER
+        SSL_verifycn_scheme => 'default',
+        SSL_verifycn_name => $o->{host},
+        ($o->{ca} ? (SSL_ca_file => $o->{ca}) : ()),
+    };
+}
+
+# Wait for the RECEIPT with this id; returns 1, or 0 on timeout / stop. Dies on ERROR or loss.
+# $on_message (optional) gets any MESSAGE frame that arrives meanwhile.
+sub wait_receipt {
+    my ($stomp, $rid, $timeout, $on_message, $stopref, $idle) = @_;
+    my $deadline = defined $timeout ? Time::HiRes::time() + $timeout : undef;
+    while (1) {
+        my $wait = 1;
+        if (defined $deadline) {
+            $wait = $deadline - Time::HiRes::time();
+            return 0 if $wait <= 0;
+            $wait = 1 if $wait > 1;
+        }
+        my $f = $stomp->receive_frame({ timeout => $wait });
+        if (!$f) {
+            die "connection to the broker lost\n" unless defined fileno($stomp->socket);
+            return 0 if $stopref && $$stopref;
+            $idle->() if $idle;
+            next;
+        }
+        my $cmd = $f->{command};
+        if ($cmd eq 'RECEIPT') {
+            return 1 if ($f->{headers}{'receipt-id'} // '') eq $rid;
+        } elsif ($cmd eq 'ERROR') {
+            die 'broker error: ' . ($f->{headers}{message} // '') . ' ' . ($f->{body} // '') . "\n";
+        } elsif ($cmd eq 'MESSAGE') {
+            $on_message->($f) if $on_message;
+        }
+    }
+}
+
+# DISCONNECT with a receipt (Net::Stomp's own disconnect has none), so that everything sent
+# before it has been processed when the socket closes.
+sub graceful_disconnect {
+    my ($stomp, $timeout, $on_message) = @_;
+    my $ok = eval {
+        $stomp->send_frame(Net::Stomp::Frame->new(
+            { command => 'DISCONNECT', headers => { receipt => 'bb-disconnect' } }));
+        wait_receipt($stomp, 'bb-disconnect', $timeout // 10, $on_message);
+    };
+    my $err = $@;
+    eval { $stomp->socket->close if $stomp->socket };
+    die $err if $err;
+    return $ok;
+}
+
+# SIGTERM sets the flag. SA_RESTART, so that a write blocked by flow control is not cut short
+# (Net::Stomp would take the EINTR for a lost connection); select() still returns early.
+sub on_sigterm {
+    my ($flagref) = @_;
+    require POSIX;
+    my $act = POSIX::SigAction->new(sub { $$flagref = 1 }, POSIX::SigSet->new, POSIX::SA_RESTART());
+    $act->safe(1);    # deferred like %SIG handlers: runs between Perl ops
+    POSIX::sigaction(POSIX::SIGTERM(), $act)
+      or die "cannot install SIGTERM handler: $!\n";
+}
+
+# ---------------------------------------------------------------- stdin control
+
+{
+    package StdinLines;
+    # Non-blocking line reader on STDIN (sysread + select), so that SIGTERM and the broker
+    # socket are never starved by a blocked read.
+    sub new { my $c = shift; return bless { buf => '', eof => 0, lines => [] }, $c }
+    sub fh  { return \*STDIN }
+    # Read what is available now (or wait up to $timeout seconds). Returns the lines read.
+    sub poll {
+        my ($self, $timeout) = @_;
+        return () if $self->{eof} && !@{ $self->{lines} };
+        unless ($self->{eof}) {
+            my $rin = '';
+            vec($rin, fileno(STDIN), 1) = 1;
+            my $n = select(my $rout = $rin, undef, undef, $timeout);
+            if ($n > 0) {
+                my $got = sysread(STDIN, $self->{buf}, 65536, length $self->{buf});
+                if (!$got) {
+                    $self->{eof} = 1 unless !defined $got && ($!{EINTR} || $!{EAGAIN});
+                }
+                while ($self->{buf} =~ s/^([^\n]*)\n//) {
+                    (my $l = $1) =~ s/^\s+|\s+\z//g;
+                    push @{ $self->{lines} }, $l;
+                }
+                if ($self->{eof} && length $self->{buf}) {
+                    (my $l = $self->{buf}) =~ s/^\s+|\s+\z//g;
+                    push @{ $self->{lines} }, $l;
+                    $self->{buf} = '';
+                }
+            }
+        }
+        my @l = @{ $self->{lines} };
+        @{ $self->{lines} } = ();
+        return @l;
+    }
+    sub eof { return $_[0]{eof} }
+}
+
+# ---------------------------------------------------------------- records
+
+sub write_records {
+    my ($path, $header, $data) = @_;
+    return unless defined $path;
+    open(my $fh, '>', $path) or die "cannot write records to $path: $!\n";
+    print $fh $header, "\n", $$data or die "cannot write records to $path: $!\n";
+    close($fh) or die "cannot write records to $path: $!\n";
+}
+
+1;

@@ -1,0 +1,176 @@
+#!/usr/bin/perl
+# burstbench consumer (Perl, Net::Stomp). The contract: clients/contract.md.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use Common;
+use Time::HiRes qw(gettimeofday);
+
+my $o = parse_args('consumer', @ARGV);
+my $id = $o->{id};
+
+my $stop = 0;
+on_sigterm(\$stop);
+$SIG{PIPE} = 'IGNORE';
+$| = 1;
+
+my $stomp = connect_broker($o);
+my $sock  = $stomp->socket;
+
+my $ack   = $o->{ack};
+my $txn   = $o->{'tx-batch'};
+# Acks can only be part of a transaction when they are sent: with --tx-batch, `auto`
+# subscribes in `client` mode and acknowledges (cumulatively) inside the transactions.
+my $sub_ack = ($txn && $ack eq 'auto') ? 'client' : $ack;
+my $mode = $sub_ack eq 'auto' ? 0 : $sub_ack eq 'client' ? 1 : 2;    # 2 = client-individual
+my $ack_every = int(($o->{prefetch} + 1) / 2);
+my $target = (!$o->{gate} && $o->{count} > 0) ? $o->{count} * $o->{bursts} : 0;
+
+my ($received, $foreign, $redelivered) = (0, 0, 0);
+my $rec = '';                 # records, written at stop
+my %dname;                    # '/queue/x' -> 'x'
+my %pending;                  # client mode: subscription -> last un-acked MESSAGE frame
+my $unacked = 0;
+my ($tx_open, $tx_n, $tx_seq) = (0, 0, 0);
+my $now = 0;
+
+sub dest_name {
+    my ($d) = @_;
+    my $name = $d // '';
+    $name =~ s{^/queue/}{};
+    $name =~ s/[\t\n]/ /g;
+    $dname{ $d // '' } = $name;
+    return $name;
+}
+
+sub begin_tx {
+    $tx_seq++;
+    $stomp->send_frame(Net::Stomp::Frame->new(
+        { command => 'BEGIN', headers => { transaction => "bb-$id-tx-$tx_seq" } }));
+    $tx_open = 1;
+}
+
+sub flush_acks {
+    return unless $unacked;
+    begin_tx() if $txn && !$tx_open;
+    for my $f (values %pending) {
+        $stomp->ack({ frame => $f, ($txn ? (transaction => "bb-$id-tx-$tx_seq") : ()) });
+    }
+    %pending = ();
+    $unacked = 0;
+}
+
+sub commit_tx {
+    return unless $tx_open;
+    $stomp->send_frame(Net::Stomp::Frame->new(
+        { command => 'COMMIT', headers => { transaction => "bb-$id-tx-$tx_seq" } }));
+    $tx_open = 0;
+    $tx_n = 0;
+}
+
+# One MESSAGE frame: record it (or count it foreign), acknowledge as the mode says.
+# The hot path: one string checked by one regex, one append (a single multiconcat).
+sub on_message {
+    my ($f) = @_;
+    my ($s, $us) = gettimeofday();
+    $now = $s * 1000000000 + $us * 1000;
+    my $h = $f->{headers};
+    no warnings 'uninitialized';    # a missing header makes the line fail the check: foreign
+    my $line = "$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}";
+    if ($line =~ /^[A-Za-z0-9_.-]{1,64}\t(\d{1,18})\t\d{1,18}\t\d{1,19}\z/) {
+        my $b6 = substr($f->{body}, 0, 6);    # body_ok: it starts with the counter's digits
+        my $ok = $b6 ne '' && index(sprintf('%06d', $1 % 1000000), $b6) == 0 ? 1 : 0;
+        my $len = length $f->{body};
+        my $red = $h->{redelivered} eq 'true' ? 1 : 0;
+        $redelivered += $red;
+        my $dn = $dname{ $h->{destination} } // dest_name($h->{destination});
+        $rec .= "$line\t$now\t$len\t$ok\t$red\t$dn\n";
+        $stop = 1 if ++$received == $target;
+    } else {
+        $foreign++;
+    }
+    return unless $mode;
+    if ($mode == 2) {
+        $stomp->ack({ frame => $f });    # (no transactions with client-individual)
+    } else {
+        $pending{ $h->{subscription} // '' } = $f;
+        flush_acks() if ++$unacked >= $ack_every;
+    }
+    if ($txn && ++$tx_n >= $txn) {
+        flush_acks();
+        commit_tx();
+    }
+}
+
+sub other_frame {
+    my ($f) = @_;
+    if ($f->{command} eq 'ERROR') {
+        die 'broker error: ' . ($f->{headers}{message} // '') . ' ' . ($f->{body} // '') . "\n";
+    }
+    # RECEIPTs and anything else: nothing to do
+}
+
+my $stdin = $o->{gate} ? StdinLines->new : undef;
+my $next_tick = 0;
+my $next_check = 0;
+
+sub housekeeping {
+    my ($t) = @_;
+    if ($stdin) {
+        for my $l ($stdin->poll(0)) { $stop = 1 if $l eq 'stop' }
+        $stop = 1 if $stdin->eof;
+    }
+    if ($t >= $next_tick) {
+        emit('tick', id => $id, t_ns => $t, received => $received) if $next_tick;
+        $next_tick = $t + 1000000000;
+    }
+    $next_check = $t + 50000000;    # look at stdin and the clock every 50 ms at most
+}
+
+my $rc = eval {
+    my $n = @{ $o->{dests} };
+    for my $i (0 .. $n - 1) {
+        $stomp->subscribe({
+            destination => "/queue/$o->{dests}[$i]", id => "bb-sub-$i", ack => $sub_ack,
+            'activemq.prefetchSize' => $o->{prefetch},
+            ($i == $n - 1 ? (receipt => "bb-$id-subscribed") : ()),
+        });
+    }
+    wait_receipt($stomp, "bb-$id-subscribed", $o->{'connect-timeout'}, \&on_message)
+      or die "no receipt for SUBSCRIBE\n";
+    emit('ready', id => $id, role => 'consumer');
+    $next_tick = Common::now_ns() + 1000000000;
+
+    # The receive loop makes the same calls as a bare Net::Stomp loop: receive_frame blocks in
+    # the library's select, but for at most 50 ms (gated) or 200 ms, so that stdin, SIGTERM
+    # (which also interrupts select) and ticks are noticed. While frames flow, stdin and the
+    # clock are looked at every 50 ms (on the receive timestamps), never per message.
+    my $wait = { timeout => $stdin ? 0.05 : 0.2 };
+    while (!$stop) {
+        my $f = $stomp->receive_frame($wait);
+        if ($f) {
+            if ($f->{command} eq 'MESSAGE') { on_message($f) } else { other_frame($f) }
+            housekeeping($now) if $now >= $next_check;
+            next;
+        }
+        die "connection to the broker lost\n" unless defined fileno($sock);
+        housekeeping(Common::now_ns());
+    }
+
+    # Stop: acknowledge what we hold, then DISCONNECT with a receipt. Meanwhile, messages the
+    # broker already auto-acknowledged are kept; un-acked ones (client modes) are left to be
+    # redelivered to others.
+    if ($mode) {
+        flush_acks() if $mode == 1;
+        commit_tx();
+    }
+    graceful_disconnect($stomp, 10, $mode ? undef : \&on_message);
+    write_records($o->{records},
+        "#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest", \$rec);
+    emit('done', id => $id, received => $received, foreign => $foreign,
+         redelivered => $redelivered);
+    1;
+};
+Common::fail(1, $@ || 'failed') unless $rc;
+exit 0;

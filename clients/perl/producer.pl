@@ -1,0 +1,171 @@
+#!/usr/bin/perl
+# burstbench producer (Perl, Net::Stomp). The contract: clients/contract.md.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::Bin;
+use Common;
+use Time::HiRes qw(gettimeofday);
+
+my $o = parse_args('producer', @ARGV);
+my $id = $o->{id};
+
+my $stop = 0;
+on_sigterm(\$stop);
+$SIG{PIPE} = 'IGNORE';
+$| = 1;
+
+my $stomp = connect_broker($o);
+
+my $count = $o->{count};
+my $size  = $o->{size};
+my $txn   = $o->{'tx-batch'};
+my $rate  = $o->{rate};
+my $persistent = $o->{persistent};
+my @qdest = map { "/queue/$_" } @{ $o->{dests} };
+my $nd = @qdest;
+my $filler = $size > 6 ? 'x' x ($size - 6) : '';
+
+my $sent_total = 0;
+my $rec = '';                  # records, written at stop
+my $next_tick = Common::now_ns() + 1000000000;
+my ($tx_open, $tx_seq) = (0, 0);
+my $unconfirmed;               # a burst sent but not yet confirmed: [burst, sent, first, last]
+
+sub tick {
+    my ($t) = @_;
+    return if $t < $next_tick;
+    emit('tick', id => $id, t_ns => $t, sent => $sent_total);
+    $next_tick = $t + 1000000000;
+}
+
+sub tx_frame {
+    my ($command, %extra) = @_;
+    $stomp->send_frame(Net::Stomp::Frame->new(
+        { command => $command, headers => { transaction => "bb-$id-tx-$tx_seq", %extra } }));
+}
+
+sub print_burst {
+    my ($b, $n, $first, $last) = @{ $_[0] };
+    emit('burst', id => $id, burst => $b, sent => $n, first_ns => $first, last_ns => $last);
+}
+
+# Send burst $b; returns when its last message is confirmed (or on SIGTERM).
+sub run_burst {
+    my ($b) = @_;
+    my ($first, $last) = (0, 0);
+    my $base = $b * $count;
+    my $start = Common::now_ns();
+    my $ns_per_msg = $rate > 0 ? 1e9 / $rate : 0;
+    my $rid = "bb-$id-burst-$b";
+    my $n = 0;
+    my $confirm;                # the frame that carries the receipt was sent
+    for (my $i = 0; $i < $count; $i++) {
+        last if $stop;
+        my $seq = $base + $i;
+        my ($s, $us, $now, $sent_ns);
+        if ($ns_per_msg) {
+            $sent_ns = $start + int($i * $ns_per_msg);
+            ($s, $us) = gettimeofday();
+            $now = $s * 1000000000 + $us * 1000;
+            if ($sent_ns > $now) {
+                Time::HiRes::sleep(($sent_ns - $now) / 1e9);
+                last if $stop;
+                ($s, $us) = gettimeofday();
+                $now = $s * 1000000000 + $us * 1000;
+            }
+        } else {
+            ($s, $us) = gettimeofday();
+            $sent_ns = $now = $s * 1000000000 + $us * 1000;
+        }
+        my $body = $size >= 6 ? sprintf('%06d', $seq % 1000000) . $filler
+                              : substr(sprintf('%06d', $seq % 1000000), 0, $size);
+        my %h = (
+            destination => $qdest[$seq % $nd], bb_producer => $id, bb_seq => $seq,
+            bb_burst => $b, bb_sent_ns => $sent_ns, bytes_message => 1, body => $body,
+        );
+        $h{persistent} = 'true' if $persistent;
+        if ($txn) {
+            unless ($tx_open) {
+                $tx_seq++;
+                tx_frame('BEGIN');
+                $tx_open = 1;
+            }
+            $h{transaction} = "bb-$id-tx-$tx_seq";
+        } elsif ($i == $count - 1) {
+            $h{receipt} = $rid;
+            $confirm = 1;
+        }
+        $first = $now unless $n;
+        $last = $now;
+        if ($body ne '0') {
+            $stomp->send(\%h);
+        } else {
+            delete $h{body};
+            $stomp->send_frame(Common::Frame->new({ command => 'SEND', headers => \%h, body => $body }));
+        }
+        $n++;
+        $sent_total++;
+        $rec .= "$id\t$seq\t$b\t$sent_ns\n";
+        if ($txn && ($n % $txn == 0 || $i == $count - 1)) {
+            if ($i == $count - 1) {
+                tx_frame('COMMIT', receipt => $rid);
+                $confirm = 1;
+            } else {
+                tx_frame('COMMIT');
+            }
+            $tx_open = 0;
+        }
+        tick($now) if $now >= $next_tick;
+    }
+    return unless $n;
+    $unconfirmed = [$b, $n, $first, $last];
+    return unless $confirm;    # stopped mid-burst: the disconnect receipt confirms it
+    if (wait_receipt($stomp, $rid, undef, undef, \$stop, sub { tick(Common::now_ns()) })) {
+        print_burst($unconfirmed);
+        $unconfirmed = undef;
+    }
+}
+
+my $rc = eval {
+    emit('ready', id => $id, role => 'producer');
+    if ($o->{gate}) {
+        my $in = StdinLines->new;
+        my $b = 0;
+        GATE: while (!$stop) {
+            my $wait = ($next_tick - Common::now_ns()) / 1e9;
+            $wait = 0.01 if $wait < 0.01;
+            for my $l ($in->poll($wait)) {
+                if ($l eq 'go') {
+                    run_burst($b++);
+                    last GATE if $stop;
+                } elsif ($l eq 'stop') {
+                    last GATE;
+                } elsif ($l ne '') {
+                    print STDERR "ignoring unknown command '$l'\n";
+                }
+            }
+            last if $in->eof;
+            tick(Common::now_ns());
+        }
+    } else {
+        for my $b (0 .. $o->{bursts} - 1) {
+            last if $stop;
+            run_burst($b);
+        }
+    }
+    if ($tx_open) {    # stopped inside a transaction: commit what was sent
+        tx_frame('COMMIT');
+        $tx_open = 0;
+    }
+    my $confirmed = graceful_disconnect($stomp, 10);
+    if ($unconfirmed) {    # a burst cut short by SIGTERM/stop: the DISCONNECT receipt confirms it
+        die "no receipt for DISCONNECT: the last burst is unconfirmed\n" unless $confirmed;
+        print_burst($unconfirmed);
+    }
+    write_records($o->{records}, "#producer\tseq\tburst\tsent_ns", \$rec);
+    emit('done', id => $id, sent => $sent_total);
+    1;
+};
+Common::fail(1, $@ || 'failed') unless $rc;
+exit 0;

@@ -1,0 +1,18 @@
+#!/usr/bin/perl
+# Minimal Net::Stomp send loop (reference for clients/perl): URL QUEUE COUNT SIZE
+use strict; use warnings; use Net::Stomp; use Time::HiRes qw(gettimeofday);
+my ($url, $queue, $count, $size) = @ARGV;
+my ($ssl, $host, $port) = $url =~ m{^stomp(\+ssl)?://([^/:]+):(\d+)/?$} or die "usage: $0 stomp://HOST:PORT QUEUE COUNT SIZE\n";
+my $stomp = Net::Stomp->new({ hostname => $host, port => $port, ssl => $ssl ? 1 : 0 });
+$stomp->connect({})->command eq 'CONNECTED' or die "not connected\n";
+my $body = 'x' x $size;
+my ($t0, $t1);
+for my $i (1 .. $count) {
+    my %h = (destination => "/queue/$queue", body => $body, bytes_message => 1);
+    $h{receipt} = 'last' if $i == $count;
+    if ($i == 1 || $i == $count) { my ($s, $us) = gettimeofday(); $t1 = $s * 1000000000 + $us * 1000; $t0 //= $t1 }
+    $stomp->send(\%h);
+}
+while (my $f = $stomp->receive_frame) { last if $f->command eq 'RECEIPT'; die "error frame\n" if $f->command eq 'ERROR' }
+$stomp->disconnect;
+print qq({"count":$count,"first_ns":$t0,"last_ns":$t1}\n);
