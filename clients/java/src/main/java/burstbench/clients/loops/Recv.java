@@ -11,7 +11,7 @@ import org.apache.activemq.command.ActiveMQQueue;
  * in the transport thread (alwaysSessionAsync=false), as Consumer does.
  */
 public final class Recv {
-    static long count, t0, t, bytes;
+    static long count, t0, t, bytes, lastAt;
 
     public static void main(String[] a) throws Exception {
         long n = Long.parseLong(a[2]);
@@ -32,6 +32,7 @@ public final class Recv {
             long now = System.nanoTime();
             if (++count == 1) t0 = t = now;   // clock starts at the first message
             if (count % 100_000 == 0) { System.err.printf("recv %d: %.0f msg/s%n", count, 100_000 / ((now - t) / 1e9)); t = now; }
+            lastAt = now;
             if (count == n) done.countDown();
         };
         if (listener) mc.setMessageListener(l);
@@ -39,6 +40,8 @@ public final class Recv {
         done.await();
         double secs = (System.nanoTime() - t0) / 1e9;
         System.err.printf("recv total %d (%d body bytes) in %.3f s: %.0f msg/s (%s)%n", n, bytes, secs, n / secs, listener ? "listener" : "receive()");
+        long epoch = System.currentTimeMillis() * 1_000_000L - System.nanoTime();
+        System.out.printf("{\"count\":%d,\"first_ns\":%d,\"last_ns\":%d}%n", count, t0 + epoch, lastAt + epoch);
         c.close();
     }
 }

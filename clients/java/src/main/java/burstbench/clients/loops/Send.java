@@ -19,8 +19,10 @@ public final class Send {
         Session s = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
         ActiveMQMessageProducer p = (ActiveMQMessageProducer) s.createProducer(new ActiveMQQueue(a[1]));
         p.setDeliveryMode(DeliveryMode.NON_PERSISTENT);
-        long t0 = System.nanoTime(), t = t0;
+        long epoch = System.currentTimeMillis() * 1_000_000L - System.nanoTime();
+        long t0 = System.nanoTime(), t = t0, last = t0;
         for (long i = 0; i < n; i++) {
+            last = System.nanoTime();
             BytesMessage m = s.createBytesMessage();
             byte[] body = new byte[size];
             java.util.Arrays.fill(body, (byte) 'x');
@@ -39,6 +41,8 @@ public final class Send {
             }
         }
         System.err.printf("send total %d in %.3f s: %.0f msg/s%n", n, (System.nanoTime() - t0) / 1e9, n / ((System.nanoTime() - t0) / 1e9));
+        // the line ./bench perf reads: times of the first and last send, ns since the epoch
+        System.out.printf("{\"count\":%d,\"first_ns\":%d,\"last_ns\":%d}%n", n, t0 + epoch, last + epoch);
         c.close();
     }
 }
