@@ -147,6 +147,11 @@ def connect(args, listener: Listener | None = None):
         fail(3, f"cannot connect to {args.url}: {listener.error or type(e).__name__}")
     if time.monotonic() > deadline or not conn.is_connected():
         fail(3, f"cannot connect to {args.url}: {listener.error or 'timed out'}")
+    # stomp.py leaves the connect timeout on the socket; a socket with a timeout polls
+    # before every read and write, which costs the hot path dearly: block instead
+    sock = getattr(conn.transport, "socket", None)
+    if sock is not None:
+        sock.settimeout(None)
     return conn, listener
 
 

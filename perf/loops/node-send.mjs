@@ -14,16 +14,23 @@ const client = new Client({
   reconnectDelay: 0, heartbeatIncoming: 0, heartbeatOutgoing: 0, debug: () => {},
 });
 client.onConnect = () => {
-  const body = ws ? { body: 'x'.repeat(size) } : { binaryBody: new TextEncoder().encode('x'.repeat(size)) };
-  let first = 0n, last = 0n;
+  // the same message the bench sends: 4 headers, the 6-digit counter, then 'x'
+  const fill = 'x'.repeat(Math.max(0, size - 6));
+  const enc = new TextEncoder();
+  let first = 0n;
   client.watchForReceipt('done', async () => {
+    // all publish() calls return at once (they only buffer): the send ends at the receipt
+    const last = process.hrtime.bigint();
     console.log(JSON.stringify({ count, first_ns: String(first + off), last_ns: String(last + off) }));
     await client.deactivate();
   });
+  first = process.hrtime.bigint();
   for (let i = 0; i < count; i++) {
-    last = process.hrtime.bigint();
-    if (i === 0) first = last;
-    client.publish({ destination: `/queue/${queue}`, ...body, headers: i === count - 1 ? { receipt: 'done' } : {} });
+    const text = (String(i % 1000000).padStart(6, '0') + fill).slice(0, size);
+    const headers = { bb_producer: 'loop', bb_seq: String(i), bb_burst: '0',
+      bb_sent_ns: String(process.hrtime.bigint() + off) };
+    if (i === count - 1) headers.receipt = 'done';
+    client.publish({ destination: `/queue/${queue}`, ...(ws ? { body: text } : { binaryBody: enc.encode(text) }), headers });
   }
 };
 client.activate();

@@ -5,12 +5,15 @@ my ($url, $queue, $count, $size) = @ARGV;
 my ($ssl, $host, $port) = $url =~ m{^stomp(\+ssl)?://([^/:]+):(\d+)/?$} or die "usage: $0 stomp://HOST:PORT QUEUE COUNT SIZE\n";
 my $stomp = Net::Stomp->new({ hostname => $host, port => $port, ssl => $ssl ? 1 : 0 });
 $stomp->connect({})->command eq 'CONNECTED' or die "not connected\n";
-my $body = 'x' x $size;
+my $fill = 'x' x ($size > 6 ? $size - 6 : 0);
 my ($t0, $t1);
-for my $i (1 .. $count) {
-    my %h = (destination => "/queue/$queue", body => $body, bytes_message => 1);
-    $h{receipt} = 'last' if $i == $count;
-    if ($i == 1 || $i == $count) { my ($s, $us) = gettimeofday(); $t1 = $s * 1000000000 + $us * 1000; $t0 //= $t1 }
+for my $i (0 .. $count - 1) {  # the same message the bench sends: 4 headers, counter + 'x'
+    my ($s, $us) = gettimeofday();
+    $t1 = $s * 1000000000 + $us * 1000;
+    $t0 //= $t1;
+    my %h = (destination => "/queue/$queue", body => substr(sprintf('%06d', $i % 1000000) . $fill, 0, $size),
+             bytes_message => 1, bb_producer => 'loop', bb_seq => $i, bb_burst => 0, bb_sent_ns => $t1);
+    $h{receipt} = 'last' if $i == $count - 1;
     $stomp->send(\%h);
 }
 while (my $f = $stomp->receive_frame) { last if $f->command eq 'RECEIPT'; die "error frame\n" if $f->command eq 'ERROR' }
