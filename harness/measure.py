@@ -4,7 +4,8 @@ Definitions (the README repeats them):
 
 * Burst throughput = messages of that burst received by all consumers /
   (last receive of the burst − first send of the burst). Send rate = messages sent in the
-  burst / (last send − first send), across all producers.
+  burst / (confirmation of the burst's last message − first send), across all producers:
+  a client that buffers does not look faster than the wire.
 * The first burst is warm-up and excluded when there is more than one burst; the point's
   figure is the median over measured bursts, with min and max beside it.
 * Latency = receive time − ``bb_sent_ns`` (the intended send time under ``--rate``), over
@@ -162,8 +163,12 @@ class BurstFigures:
 
 
 def per_burst(
-    sent: list[tuple[str, int, int, int]], received: list[ConsumerRecord]
+    sent: list[tuple[str, int, int, int]], received: list[ConsumerRecord],
+    confirmed: dict[int, int] | None = None,
 ) -> list[BurstFigures]:
+    """Per-burst figures. ``confirmed[b]``: when the broker had confirmed burst b to every
+    producer (the harness reads each producer's ``burst`` line); the send rate ends there
+    rather than at the last send call, which for a client that buffers is not the wire."""
     by_burst_sent: dict[int, list[int]] = defaultdict(list)
     for _p, _s, b, t in sent:
         by_burst_sent[b].append(t)
@@ -182,6 +187,8 @@ def per_burst(
     for b in sorted(by_burst_sent):
         ts = by_burst_sent[b]
         first, last = min(ts), max(ts)
+        if confirmed and confirmed.get(b, 0) > last:
+            last = confirmed[b]
         send_rate = len(ts) / ((last - first) / 1e9) if last > first else math.nan
         end = recv_last.get(b)
         secs = (end - first) / 1e9 if end and end > first else math.nan

@@ -2,7 +2,8 @@
 
 Both are measured the same way on the same broker, alternating within each round so that
 the machine's noise falls on both: the producer sends COUNT messages into an empty queue
-(send rate = COUNT / (last send − first send)), then the consumer drains that backlog
+(send rate = COUNT / (broker's confirmation of the last message − first send); the loops
+time their sends the same way), then the consumer drains that backlog
 (receive rate = COUNT / (last receive − first receive)). One warm-up round is discarded;
 the table shows the median of the measured rounds with min and max, and the ratio
 client / loop (the bench's overhead).
@@ -11,6 +12,8 @@ client / loop (the bench's overhead).
 from __future__ import annotations
 
 import json
+import math
+import re
 import statistics
 import sys
 import tempfile
@@ -18,7 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
-from harness import brokers, clients, measure, results
+from harness import brokers, clients, measure, paths, results
 from harness.procs import Supervisor
 
 
@@ -69,7 +72,7 @@ def client_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: st
     q = f"perf.{tag}.{uuid.uuid4().hex[:6]}"
     prec, crec = work / f"{tag}-p.tsv", work / f"{tag}-c.tsv"
     common = ["--url", url, "--destinations", q, "--count", str(count)]
-    _run_to_end(
+    sent_evs = _run_to_end(
         sup,
         f"client-send-{tag}",
         r.client.argv("producer") + common + ["--size", str(size), "--records", str(prec)],
@@ -85,10 +88,50 @@ def client_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: st
     got = measure.read_consumer_records(crec)
     if len(got) != count:
         raise PerfError(f"client {r.label} received {len(got)} of {count}")
+    # the send ends when the broker confirmed the last message (the producer's burst line)
+    confirmed = max((e["_rx_ns"] for e in sent_evs if e.get("event") == "burst"),
+                    default=max(t for *_, t in sent))
     return (
-        _rate(count, min(t for *_, t in sent), max(t for *_, t in sent)),
+        _rate(count, min(t for *_, t in sent), max(confirmed, max(t for *_, t in sent))),
         _rate(count, min(x.recv_ns for x in got), max(x.recv_ns for x in got)),
     )
+
+
+_CONSOLE = paths.CLIENTS / "java" / "target" / "console-lib"
+_TIME = re.compile(r"^(\d\d):(\d\d):(\d\d)\.(\d{3}) .* Received ")
+
+
+def cli_once(sup, broker, count: int, size: int, tag: str):
+    """ActiveMQ's own command-line producer and consumer (activemq-console), as users run
+    them: the producer reports its elapsed time; the consumer logs a line per message, whose
+    first and last timestamps give its rate."""
+    if not _CONSOLE.exists():
+        raise PerfError(f"{_CONSOLE} missing: run ./bench setup")
+    q = f"perf.cli.{tag}.{uuid.uuid4().hex[:6]}"
+    base = ["java", *clients.JAVA_OPTS, "-Dorg.slf4j.simpleLogger.showDateTime=true",
+            "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS", "-cp", f"{_CONSOLE}/*",
+            "org.apache.activemq.console.command.ShellCommand"]
+    url = broker.openwire_url
+    _run_to_end(sup, f"cli-send-{tag}", base + [
+        "producer", "--brokerUrl", url, "--destination", f"queue://{q}", "--messageCount",
+        str(count), "--messageSize", str(size), "--persistent", "false"], 600)
+    send_log = (sup.log_dir / f"cli-send-{tag}.log").read_text()
+    ms = re.findall(r"Elapsed time in milli second : (\d+)", send_log)
+    if not ms:
+        raise PerfError("ActiveMQ's CLI producer printed no elapsed time")
+    _run_to_end(sup, f"cli-recv-{tag}", base + [
+        "consumer", "--brokerUrl", url, "--destination", f"queue://{q}", "--messageCount",
+        str(count)], 600)
+    stamps = []
+    for line in (sup.log_dir / f"cli-recv-{tag}.log").read_text().splitlines():
+        m = _TIME.match(line)
+        if m:
+            h, mi, sec, milli = map(int, m.groups())
+            stamps.append(((h * 60 + mi) * 60 + sec) * 1000 + milli)
+    if len(stamps) != count:
+        raise PerfError(f"ActiveMQ's CLI consumer logged {len(stamps)} of {count} messages")
+    span_ms = (stamps[-1] - stamps[0]) % 86_400_000
+    return count / (int(ms[-1]) / 1000), (count - 1) / (span_ms / 1000) if span_ms else math.nan
 
 
 def _spread(vals: list[float]) -> dict:
@@ -120,20 +163,28 @@ def run(
             for r in resolved:
                 for size in sizes:
                     count = counts.get(size, 50000)
-                    samples = {"loop": [], "client": []}
+                    samples = {"loop": [], "client": [], "cli": []}
+                    with_cli = r.client.name == "openwire-jms"
                     for i in range(rounds + 1):
                         tag = f"{r.client.language}-{size}-{i}"
                         lp = loop_once(sup, broker, r, count, size, tag)
                         cl = client_once(sup, broker, r, count, size, tag, work)
+                        cli = cli_once(sup, broker, count, size, tag) if with_cli else None
                         if i == 0:
                             continue  # warm-up round: broker and JIT settle
                         samples["loop"].append(lp)
                         samples["client"].append(cl)
+                        if cli:
+                            samples["cli"].append(cli)
                     row = {"client": r.label, "size": size, "count": count}
                     for role, idx in (("send", 0), ("recv", 1)):
                         lo = _spread([s[idx] for s in samples["loop"]])
                         cl = _spread([s[idx] for s in samples["client"]])
                         row[role] = {"loop": lo, "client": cl, "ratio": cl["median"] / lo["median"]}
+                        if samples["cli"]:
+                            ac = _spread([s[idx] for s in samples["cli"]])
+                            row[role]["activemq_cli"] = ac
+                            row[role]["ratio_to_cli"] = cl["median"] / ac["median"]
                     table.append(row)
                     print(format_row(row), file=out, flush=True)
     doc = {
@@ -164,6 +215,11 @@ def format_row(row: dict) -> str:
             + f"{cl['median']:>10,.0f} ({cl['min']:,.0f}-{cl['max']:,.0f})".ljust(30)
             + f"{d['ratio']:>7.2f}"
         )
+        if "activemq_cli" in d:
+            ac = d["activemq_cli"]
+            lines.append(f"{'  vs ActiveMQ CLI':<22}{role:<5}"
+                         f"{ac['median']:>10,.0f} ({ac['min']:,.0f}-{ac['max']:,.0f})".ljust(58)
+                         + f"{cl['median']:>10,.0f}".ljust(30) + f"{d['ratio_to_cli']:>7.2f}")
     return "\n".join(lines)
 
 

@@ -184,6 +184,7 @@ class Supervisor:
                     raise ValueError
             except ValueError:
                 ev = {"event": "text", "text": line}
+            ev["_rx_ns"] = time.time_ns()  # when the harness read it (e.g. a burst's confirmation)
             self.events.put((child, ev))
         child.popen.stdout.close()
         # stdout closed: reap the child here, the only place that waits on it

@@ -152,6 +152,7 @@ class Outcome:
     wall_s: float = 0.0
     namespaces: list[str] = field(default_factory=list)
     external: dict = field(default_factory=dict)
+    confirmed: dict = field(default_factory=dict)  # burst -> when every producer had its receipt
 
 
 def _wait_all(
@@ -403,7 +404,9 @@ class Runner:
             w0 = time.monotonic()
             for p in producers:
                 p.send("go")
-            _wait_all(sup, producers, "burst", self._burst_timeout(), on_other=note)
+            confirmations = _wait_all(sup, producers, "burst", self._burst_timeout(),
+                                      on_other=note)
+            self.outcome.confirmed[b] = max(e["_rx_ns"] for e in confirmations.values())
             target = total_per_burst * (b + 1)
             self._drain(sup, received, target, note)
             wall = time.monotonic() - w0
@@ -490,7 +493,7 @@ def metrics(outcome: Outcome) -> dict:
     sent = outcome.producer_records
     all_received = [r for recs in outcome.consumer_records.values() for r in recs]
     acc = measure.account(sent, outcome.consumer_records, outcome.foreign_reported, spec.size)
-    bursts = measure.per_burst(sent, all_received)
+    bursts = measure.per_burst(sent, all_received, outcome.confirmed)
     counted = measure.measured(bursts)
     counted_ids = {b.burst for b in counted}
     send = measure.spread([b.send_msgs_per_s for b in counted])

@@ -17,5 +17,6 @@ for my $i (0 .. $count - 1) {  # the same message the bench sends: 4 headers, co
     $stomp->send(\%h);
 }
 while (my $f = $stomp->receive_frame) { last if $f->command eq 'RECEIPT'; die "error frame\n" if $f->command eq 'ERROR' }
+{ my ($s, $us) = gettimeofday(); $t1 = $s * 1000000000 + $us * 1000 }  # confirmed by the broker
 $stomp->disconnect;
 print qq({"count":$count,"first_ns":$t0,"last_ns":$t1}\n);

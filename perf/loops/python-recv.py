@@ -1,6 +1,9 @@
 """Minimal stomp.py receive loop (reference for clients/python): URL QUEUE COUNT"""
 
-import json, sys, threading, time  # noqa: E401
+import json  # noqa: E401
+import sys
+import threading
+import time
 from urllib.parse import urlsplit
 
 import stomp
