@@ -156,3 +156,20 @@ def test_bench_run_writes_a_result_with_the_stable_keys(tmp_path):
     assert roles == {"broker", "producer", "consumer"}
     assert all(p["cpu_s"] > 0 and p["max_rss_mb"] > 0 for p in doc["resources"]["processes"])
     assert (latest / "summary.csv").read_text().count("\n") == 2
+
+
+def test_a_port_already_taken_is_reported_not_retried(sup, tmp_path):
+    need_broker_built()
+    import socket
+    import time
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        spec = brokers.BrokerSpec(name="busy", openwire_port=port,
+                                  stomp_port=brokers.free_port(), ws_port=brokers.free_port())
+        t0 = time.monotonic()
+        with pytest.raises(brokers.BrokerError, match="in use"):
+            brokers.start(sup, spec, tmp_path)
+        assert time.monotonic() - t0 < 60

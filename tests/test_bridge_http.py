@@ -1,0 +1,100 @@
+"""The Akka HTTP bridge, as a real process on a loopback port: 1,000 generated bad requests
+get 4xx answers and the bridge still serves afterwards."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import random
+import subprocess
+
+import pytest
+from conftest import client_or_skip
+
+from harness import clients
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def bridge(tmp_path):
+    client_or_skip("akka-bridge")
+    argv = ["java", *clients.JAVA_OPTS, "-Dburstbench.bridge.port=0",
+            "-Dburstbench.bridge.limits.max-body-bytes=65536", "-cp",
+            clients._java_cp(clients.ROOT / "akka-bridge"), "burstbench.bridge.App"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        ready = json.loads(proc.stdout.readline())
+        assert ready["event"] == "ready"
+        host, port = ready["url"].removeprefix("http://").split(":")
+        yield host, int(port.rstrip("/"))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+        proc.stdout.close()
+
+
+def _bad_requests(n: int, rng: random.Random):
+    """Malformed JSON, unknown fields, wrong types, values past the limits, oversized bodies,
+    unknown paths and methods."""
+    shapes = [
+        lambda: ("POST", "/bursts", b"{not json"),
+        lambda: ("POST", "/bursts", json.dumps({"count": 10, "size": 6, "workers": 1,
+                                                "bursts": 1, "route": "actors",
+                                                "bogus": rng.random()}).encode()),
+        lambda: ("POST", "/bursts", json.dumps({"count": "ten", "size": 6, "workers": 1,
+                                                "bursts": 1, "route": "actors"}).encode()),
+        lambda: ("POST", "/bursts", json.dumps({"count": 10 ** 12, "size": 6, "workers": 1,
+                                                "bursts": 1, "route": "actors"}).encode()),
+        lambda: ("POST", "/bursts", json.dumps({"count": 10, "size": -1, "workers": 1,
+                                                "bursts": 1, "route": "actors"}).encode()),
+        lambda: ("POST", "/bursts", json.dumps({"count": 10, "size": 6, "workers": 1,
+                                                "bursts": 1, "route": "pigeon"}).encode()),
+        lambda: ("POST", "/bursts", b"x" * rng.randint(70_000, 200_000)),
+        lambda: ("POST", "/messages", b"{\"body\": 1}\n{broken\n"),
+        lambda: ("POST", "/pi", json.dumps({"workers": 0, "messages": 1,
+                                            "elements": 1}).encode()),
+        lambda: ("GET", f"/no-such-{rng.randint(0, 9999)}", b""),
+        lambda: ("DELETE", "/bursts", b""),
+        lambda: ("POST", "/bursts", bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 300)))),
+    ]
+    for _ in range(n):
+        yield rng.choice(shapes)()
+
+
+def test_a_thousand_bad_requests_get_4xx_and_the_bridge_keeps_serving(bridge):
+    host, port = bridge
+    rng = random.Random(1234)
+    codes = {}
+    conn = http.client.HTTPConnection(host, port, timeout=30)
+    for method, path, body in _bad_requests(1000, rng):
+        try:
+            conn.request(method, path, body=body,
+                         headers={"Content-Type": "application/json"} if body else {})
+            resp = conn.getresponse()
+            resp.read()
+            status = resp.status
+            if resp.getheader("Connection", "").lower() == "close":
+                conn.close()
+                conn = http.client.HTTPConnection(host, port, timeout=30)
+        except (ConnectionError, http.client.HTTPException):
+            # the server may close a connection after refusing an oversized body
+            conn.close()
+            conn = http.client.HTTPConnection(host, port, timeout=30)
+            status = "closed"
+        codes[status] = codes.get(status, 0) + 1
+        assert status == "closed" or 400 <= status < 500, (method, path, body[:80], status)
+    assert sum(v for k, v in codes.items() if k != "closed") >= 950, codes
+    conn.close()
+    ok = http.client.HTTPConnection(host, port, timeout=30)
+    ok.request("GET", "/health")
+    assert ok.getresponse().status == 200
+    ok.close()
+    good = http.client.HTTPConnection(host, port, timeout=60)
+    good.request("POST", "/bursts", body=json.dumps({"count": 1000, "size": 6, "workers": 2,
+                                                     "bursts": 1, "route": "actors"}),
+                 headers={"Content-Type": "application/json"})
+    resp = good.getresponse()
+    doc = json.loads(resp.read())
+    assert resp.status == 200 and doc["accounting"]["lost"] == 0, doc
+    good.close()
