@@ -1111,7 +1111,11 @@ def main(args) -> int:
             write(run.dir, done, sys.argv)
         bad = [r for r in done if not r.ok()]
         run.finish(status if status != "complete" or not bad else "failed")
+        from plots import report as html_report  # the reliability table in the run's page
+
+        html_report.render(run.dir)
     print()
     print(table(done))
-    print(f"\nwritten: {run.dir / 'chaos.json'}, {run.dir / 'chaos.md'}")
+    print(f"\nwritten: {run.dir / 'chaos.json'}, {run.dir / 'chaos.md'}, "
+          f"{run.dir / 'report.html'}")
     return 1 if bad else 0
