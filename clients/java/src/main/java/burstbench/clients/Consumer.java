@@ -38,8 +38,8 @@ import org.apache.activemq.util.ByteSequence;
  * listener runs straight in the connection's transport thread (alwaysSessionAsync=false: no
  * hand-off per message; acks are sent asynchronously); with --tx-batch it runs in the session
  * thread, since a commit waits for the broker's answer, which the transport thread reads.
- * auto uses optimizeAcknowledge (batched acks) with a scheduled ack interval so a remaining
- * backlog never stalls it. Records go to primitive arrays and are written at stop.
+ * auto acknowledges each message (no optimizeAcknowledge: see run()). Records go to
+ * primitive arrays and are written at stop.
  */
 public final class Consumer {
     private final Common.Opts o;
