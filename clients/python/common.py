@@ -149,8 +149,9 @@ def connect(args, listener: Listener | None = None):
         fail(3, f"cannot connect to {args.url}: {listener.error or 'timed out'}")
     # stomp.py leaves the connect timeout on the socket; a socket with a timeout polls
     # before every read and write, which costs the hot path dearly: block instead
+    # (plain sockets only: stomp.py's TLS reads depend on the timeout)
     sock = getattr(conn.transport, "socket", None)
-    if sock is not None:
+    if sock is not None and not args.ssl:
         sock.settimeout(None)
     return conn, listener
 
