@@ -181,7 +181,7 @@ def run_sweep(
     from plots import charts
 
     profile = load_profile(profile_name)
-    axes, studies = split_studies(axes)  # studies run through run_studies, not as axes
+    axes, studies = split_studies(axes, profile)  # studies run through run_studies
     points = expand(profile, axes, overrides) if axes is None or axes else []
     run_id = resume or results.new_run_id(f"sweep-{profile_name}")
     run = results.Run(run_id, sys.argv, root=root, resume=bool(resume))
@@ -264,11 +264,14 @@ def _offer_fraction(run: results.Run, point: Point) -> None:
 STUDIES = ("pi", "reqreply")
 
 
-def split_studies(names: list[str] | None) -> tuple[list[str] | None, list[str]]:
+def split_studies(names: list[str] | None,
+                  profile: dict | None = None) -> tuple[list[str] | None, list[str]]:
     """``./bench sweep`` names -> (axes, studies). No names: every axis (None) and every
-    study; otherwise the names that are studies go to run_studies, the rest are axes."""
+    study the profile has a ``studies:`` section for; otherwise the names that are studies
+    go to run_studies, the rest are axes."""
     if not names:
-        return None, list(STUDIES)
+        have = STUDIES if profile is None else (profile.get("studies") or {})
+        return None, [n for n in STUDIES if n in have]
     return [n for n in names if n not in STUDIES], [n for n in names if n in STUDIES]
 
 
