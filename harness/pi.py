@@ -589,23 +589,7 @@ def main(args) -> int:
     from plots import studies
 
     cfg = config_from_args(args)
-    run = results.Run(results.new_run_id("pi"), sys.argv)
-    print(f"pi {run.id}: results in {run.dir}", file=sys.stderr, flush=True)
-    status = "failed"
-    try:
-        doc = run_study(run, cfg)
-        status = "complete" if doc["status"] == "ok" else "failed"
-    except (Interrupted, KeyboardInterrupt):
-        status = "incomplete"
-        raise
-    finally:
-        run.finish(status)
-    print(studies.pi_tables(doc)[0])
-    if doc["status"] != "ok":
-        print(f"bench pi: error: {sum(p['status'] != 'ok' for p in doc['points'])} point(s) "
-              f"failed; see {run.dir / 'pi.json'}", file=sys.stderr)
-        return 1
-    return 0
+    return results.study_command("pi", lambda run: run_study(run, cfg), studies.pi_tables)
 
 
 # -- the creator process -------------------------------------------------------------------

@@ -244,20 +244,5 @@ def main(args) -> int:
     from plots import studies
 
     cfg = config_from_args(args)
-    run = results.Run(results.new_run_id("reqreply"), sys.argv)
-    print(f"reqreply {run.id}: results in {run.dir}", file=sys.stderr, flush=True)
-    status = "failed"
-    try:
-        doc = run_study(run, cfg)
-        status = "complete" if doc["status"] == "ok" else "failed"
-    except (Interrupted, KeyboardInterrupt):
-        status = "incomplete"
-        raise
-    finally:
-        run.finish(status)
-    print(studies.reqreply_table(doc)[0])
-    if doc["status"] != "ok":
-        print(f"bench reqreply: error: {sum(p['status'] != 'ok' for p in doc['points'])} "
-              f"point(s) failed; see {run.dir / 'reqreply.json'}", file=sys.stderr)
-        return 1
-    return 0
+    return results.study_command("reqreply", lambda run: run_study(run, cfg),
+                                 studies.reqreply_table)

@@ -292,3 +292,31 @@ def write_summary(run_dir: Path) -> Path:
                 row.append("" if v is None else v)
             w.writerow(row)
     return path
+
+
+def study_command(kind: str, run_study, table) -> int:
+    """``./bench pi`` / ``./bench reqreply``: run one study in a new Run, finish the Run
+    whatever happens (``incomplete`` when interrupted), print its table, exit 1 on a
+    failed point. ``run_study(run) -> doc``; ``table(doc) -> (markdown, html)``."""
+    import sys
+
+    from harness.procs import Interrupted
+
+    run = Run(new_run_id(kind), sys.argv)
+    print(f"{kind} {run.id}: results in {run.dir}", file=sys.stderr, flush=True)
+    status = "failed"
+    try:
+        doc = run_study(run)
+        status = "complete" if doc["status"] == "ok" else "failed"
+    except (Interrupted, KeyboardInterrupt):
+        status = "incomplete"
+        raise
+    finally:
+        run.finish(status)
+    print(table(doc)[0])
+    if doc["status"] != "ok":
+        bad = sum(p["status"] != "ok" for p in doc["points"])
+        print(f"bench {kind}: error: {bad} point(s) failed; see {run.dir / (kind + '.json')}",
+              file=sys.stderr)
+        return 1
+    return 0
