@@ -77,6 +77,35 @@ public final class ContractArgs {
         + "  --version | --help";
   }
 
+  /** Parses argv for a contract client: --help and --version answer and exit 0, bad input exits 2. */
+  public static ContractArgs parseOrExit(String[] argv, Role role) {
+    ContractArgs a = null;
+    try {
+      a = parse(argv, role);
+    } catch (Invalid e) {
+      Cli.fail(2, e.getMessage());
+    }
+    if (a.help) {
+      Out.line(usage(role));
+      System.exit(0);
+    }
+    if (a.version) {
+      Out.line(Cli.versionLine());
+      System.exit(0);
+    }
+    return a;
+  }
+
+  /** The broker's connection factory for these arguments; exit 2 when the URL or CA will not do. */
+  public org.apache.activemq.ActiveMQConnectionFactory factoryOrExit() {
+    try {
+      return Jms.factory(url, user, password, ca);
+    } catch (IllegalArgumentException e) {
+      Cli.fail(2, e.getMessage());
+      return null;
+    }
+  }
+
   public static ContractArgs parse(String[] argv, Role role) throws Invalid {
     ContractArgs a = new ContractArgs(role);
     boolean producer = role == Role.PRODUCER;

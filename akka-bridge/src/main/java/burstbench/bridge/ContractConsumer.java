@@ -115,28 +115,8 @@ public final class ContractConsumer {
 
   public static void main(String[] argv) throws Exception {
     Cli.quietLogs();
-    ContractArgs a;
-    try {
-      a = ContractArgs.parse(argv, ContractArgs.Role.CONSUMER);
-    } catch (ContractArgs.Invalid e) {
-      Cli.fail(2, e.getMessage());
-      return;
-    }
-    if (a.help) {
-      Out.line(ContractArgs.usage(ContractArgs.Role.CONSUMER));
-      System.exit(0);
-    }
-    if (a.version) {
-      Out.line(Cli.versionLine());
-      System.exit(0);
-    }
-    ActiveMQConnectionFactory factory;
-    try {
-      factory = Jms.factory(a.url, a.user, a.password, a.ca);
-    } catch (IllegalArgumentException e) {
-      Cli.fail(2, e.getMessage());
-      return;
-    }
+    ContractArgs a = ContractArgs.parseOrExit(argv, ContractArgs.Role.CONSUMER);
+    ActiveMQConnectionFactory factory = a.factoryOrExit();
     factory.getPrefetchPolicy().setQueuePrefetch(a.prefetch);
     Connection connection;
     try {

@@ -31,28 +31,8 @@ public final class ContractProducer {
 
   public static void main(String[] argv) throws Exception {
     Cli.quietLogs();
-    ContractArgs a;
-    try {
-      a = ContractArgs.parse(argv, ContractArgs.Role.PRODUCER);
-    } catch (ContractArgs.Invalid e) {
-      Cli.fail(2, e.getMessage());
-      return;
-    }
-    if (a.help) {
-      Out.line(ContractArgs.usage(ContractArgs.Role.PRODUCER));
-      System.exit(0);
-    }
-    if (a.version) {
-      Out.line(Cli.versionLine());
-      System.exit(0);
-    }
-    ActiveMQConnectionFactory factory;
-    try {
-      factory = Jms.factory(a.url, a.user, a.password, a.ca);
-    } catch (IllegalArgumentException e) {
-      Cli.fail(2, e.getMessage());
-      return;
-    }
+    ContractArgs a = ContractArgs.parseOrExit(argv, ContractArgs.Role.PRODUCER);
+    ActiveMQConnectionFactory factory = a.factoryOrExit();
     Connection connection;
     try {
       connection = Jms.connect(factory, Duration.ofMillis((long) (a.connectTimeout * 1000)));
