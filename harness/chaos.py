@@ -42,7 +42,6 @@ nothing before it dies and the broker redelivers everything it held.
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import signal
@@ -54,6 +53,7 @@ from pathlib import Path
 
 from harness import brokers, clients, measure, paths, topology
 from harness.procs import Child, Interrupted, Supervisor
+from harness.results import json_safe
 
 SCENARIOS = ("broker-kill", "link-cut", "failover-pair", "consumer-kill", "slow-consumer")
 OPENWIRE_ONLY = {"failover-pair": "OpenWire only: STOMP clients have no failover transport"}
@@ -1048,7 +1048,7 @@ def write(run_dir: Path, results: list[Result], command: list[str]) -> None:
     """``chaos.json`` and ``chaos.md`` in the run directory."""
     doc = {"schema_version": 1, "command": command, "rule": RULE,
            "scenarios": DESCRIPTION, "results": [r.as_dict() for r in results]}
-    (run_dir / "chaos.json").write_text(json.dumps(_clean(doc), indent=2))
+    (run_dir / "chaos.json").write_text(json.dumps(json_safe(doc), indent=2))
     md = ["# Reliability under faults", "", table(results), "",
           f"Rule: {RULE}.", "", "Scenarios:", ""]
     md += [f"- **{k}**: {v}" for k, v in DESCRIPTION.items()]
@@ -1056,14 +1056,6 @@ def write(run_dir: Path, results: list[Result], command: list[str]) -> None:
     (run_dir / "chaos.md").write_text("\n".join(md) + "\n")
 
 
-def _clean(obj):
-    if isinstance(obj, float):
-        return None if math.isnan(obj) or math.isinf(obj) else obj
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    return obj
 
 
 def main(args) -> int:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.brokers import free_port, port_accepts
-from harness.procs import Child, Supervisor, _die_with_parent
+from harness.procs import Child, Supervisor, _die_with_parent, popen_ids
 
 KINDS = ("postgres", "mariadb")
 DB_NAME = "activemq"
@@ -457,14 +457,7 @@ def _write_private(path: Path, text: str, owner: str | None) -> None:
 
 
 def _run(argv: list[str], what: str, user: str | None, input: str | None = None) -> str:
-    ids = {}
-    if user is not None:
-        pw = pwd.getpwnam(user)
-        ids = {
-            "user": pw.pw_uid,
-            "group": pw.pw_gid,
-            "extra_groups": os.getgrouplist(pw.pw_name, pw.pw_gid),
-        }
+    ids = popen_ids(user)
     try:
         r = subprocess.run(
             argv,

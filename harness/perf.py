@@ -193,7 +193,7 @@ def run(
         "table": table,
         "broker_version": brokers.ACTIVEMQ_VERSION,
     }
-    (run_dir.dir / "perf.json").write_text(json.dumps(results._clean(doc), indent=2))
+    (run_dir.dir / "perf.json").write_text(json.dumps(results.json_safe(doc), indent=2))
     run_dir.finish("complete")
     return doc
 

@@ -509,7 +509,7 @@ def run_study(run: results.Run, cfg: PiConfig, progress=None) -> dict:
 
     def save() -> None:
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(results._clean(doc), indent=2))
+        tmp.write_text(json.dumps(results.json_safe(doc), indent=2))
         tmp.replace(path)
 
     with Supervisor(out / "logs") as sup:

@@ -41,6 +41,15 @@ def limits() -> dict:
     return {"nofile": nofile, "nproc": nproc}
 
 
+def popen_ids(user: str | None) -> dict:
+    """subprocess.Popen keyword arguments that run a child as ``user`` (none for None)."""
+    if user is None:
+        return {}
+    pw = pwd.getpwnam(user)
+    return {"user": pw.pw_uid, "group": pw.pw_gid,
+            "extra_groups": os.getgrouplist(pw.pw_name, pw.pw_gid)}
+
+
 class Interrupted(Exception):
     """The harness received SIGINT or SIGTERM."""
 
@@ -135,16 +144,9 @@ class Supervisor:
         user: str | None = None,
     ) -> Child:
         """Start ``argv`` as child ``name``; ``user`` runs it as that account (needs root)."""
-        ids = {}
-        if user is not None:
-            pw = pwd.getpwnam(user)
-            # Popen switches ids before preexec_fn runs: the parent-death signal, which the
-            # kernel clears on a uid change, is set after the switch and survives it
-            ids = {
-                "user": pw.pw_uid,
-                "group": pw.pw_gid,
-                "extra_groups": os.getgrouplist(pw.pw_name, pw.pw_gid),
-            }
+        # Popen switches ids before preexec_fn runs: the parent-death signal, which the
+        # kernel clears on a uid change, is set after the switch and survives it
+        ids = popen_ids(user)
         log_path = self.log_dir / f"{name}.log"
         log = open(log_path, "ab")
         try:

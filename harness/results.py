@@ -132,14 +132,14 @@ def runtimes() -> dict:
     }
 
 
-def _clean(obj):
+def json_safe(obj):
     """JSON without NaN: NaN and infinities become null."""
     if isinstance(obj, float):
         return None if math.isnan(obj) or math.isinf(obj) else obj
     if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
+        return {k: json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
+        return [json_safe(v) for v in obj]
     return obj
 
 
@@ -180,7 +180,7 @@ class Run:
 
     def _save_manifest(self) -> None:
         tmp = self.manifest_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(_clean(self.manifest), indent=2))
+        tmp.write_text(json.dumps(json_safe(self.manifest), indent=2))
         tmp.replace(self.manifest_path)
 
     def link_latest(self) -> None:
@@ -220,7 +220,7 @@ class Run:
         }
         path = self.point_path(point_id)
         tmp = path.with_suffix(".tmp")
-        doc = _clean(doc)
+        doc = json_safe(doc)
         tmp.write_text(json.dumps(doc, indent=2))
         tmp.replace(path)
         return doc
