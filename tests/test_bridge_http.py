@@ -98,3 +98,34 @@ def test_a_thousand_bad_requests_get_4xx_and_the_bridge_keeps_serving(bridge):
     doc = json.loads(resp.read())
     assert resp.status == 200 and doc["accounting"]["lost"] == 0, doc
     good.close()
+
+
+def test_bursts_through_the_broker_route(tmp_path, sup):
+    """POST /bursts with route broker: JMS producer -> a real queue -> consumers -> collector."""
+    from conftest import need_broker_built
+
+    from harness import brokers
+
+    need_broker_built()
+    client_or_skip("akka-bridge")
+    b = brokers.start(sup, brokers.BrokerSpec(name="bridge"), tmp_path)
+    argv = ["java", *clients.JAVA_OPTS, "-Dburstbench.bridge.port=0", "-cp",
+            clients._java_cp(clients.ROOT / "akka-bridge"), "burstbench.bridge.App"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = json.loads(proc.stdout.readline())["url"]
+        host, port = url.removeprefix("http://").rstrip("/").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=120)
+        conn.request("POST", "/bursts", body=json.dumps({
+            "count": 5000, "size": 32, "workers": 4, "bursts": 2, "route": "broker",
+            "broker_url": b.openwire_url}), headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        doc = json.loads(resp.read())
+        conn.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+        proc.stdout.close()
+    assert resp.status == 200, doc
+    assert doc["accounting"] == {"sent": 10000, "received": 10000, "lost": 0, "duplicates": 0}
+    assert all(x["msgs_per_s"] > 0 for x in doc["bursts"])

@@ -279,3 +279,15 @@ def test_four_languages_compete_on_one_queue(tmp_path):
     assert sum(len(s) for s in sets) == len(sent) == 8000
     assert set.union(*sets) == sent
     assert metrics(out)["accounting"]["lost"] == 0
+
+
+@pytest.mark.parametrize("prod_spec, cons_spec", [("net-stomp", "akka-bridge"),
+                                                  ("akka-bridge", "stompjs")],
+                         ids=["perl->actors", "actors->node"])
+def test_relay_between_actors_and_other_languages(prod_spec, cons_spec, shared_broker,
+                                                  tmp_path):
+    """A Perl burst flows broker -> actors; an actor burst flows broker -> Node consumers."""
+    prod, cons = client_or_skip(prod_spec), client_or_skip(cons_spec)
+    sent, got, done = pair_run(shared_broker, prod, cons, 2000, 64, tmp_path)
+    a = measure.account(sent, {"c": got}, done.get("foreign", 0), size=64)
+    assert (a.sent, a.received, a.lost, a.duplicates, a.body_errors) == (2000, 2000, 0, 0, 0)
