@@ -183,6 +183,19 @@ def test_ten_thousand_burst_exact_accounting(spec, shared_broker, tmp_path):
     assert a.out_of_order == 0
 
 
+@pytest.mark.parametrize("size", [1, 65536])
+@pytest.mark.parametrize("spec", SPECS)
+def test_edge_sizes_survive(spec, size, shared_broker, tmp_path):
+    """1-byte bodies are all "0" (a falsy string in Perl and JavaScript); 64 KiB bodies span
+    many socket reads. Both arrive exact, with their length."""
+    r = client_or_skip(spec)
+    sent, got, done = pair_run(shared_broker, r, r, 300, size, tmp_path)
+    a = measure.account(sent, {"c": got}, done.get("foreign", 0), size=size)
+    assert (a.sent, a.received, a.lost, a.duplicates, a.foreign, a.body_errors) == (
+        300, 300, 0, 0, 0, 0)
+    assert {g.nbytes for g in got} == {size}
+
+
 @pytest.mark.parametrize("spec", SPECS)
 def test_foreign_messages_are_counted_not_fatal(spec, shared_broker, tmp_path):
     """A message without the bench headers is foreign: counted, acknowledged, no crash."""

@@ -142,10 +142,10 @@ my $rc = eval {
     emit('ready', id => $id, role => 'consumer');
     $next_tick = Common::now_ns() + 1000000000;
 
-    # The receive loop makes the same calls as a bare Net::Stomp loop: receive_frame blocks in
-    # the library's select, but for at most 50 ms (gated) or 200 ms, so that stdin, SIGTERM
-    # (which also interrupts select) and ticks are noticed. While frames flow, stdin and the
-    # clock are looked at every 50 ms (on the receive timestamps), never per message.
+    # The receive loop: receive_frame (Common::Stomp's leaner parser) blocks in select, but
+    # for at most 50 ms (gated) or 200 ms, so that stdin, SIGTERM (which also interrupts
+    # select) and ticks are noticed. While frames flow, stdin and the clock are looked at
+    # every 50 ms (on the receive timestamps), never per message.
     my $wait = { timeout => $stdin ? 0.05 : 0.2 };
     while (!$stop) {
         my $f = $stomp->receive_frame($wait);

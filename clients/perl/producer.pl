@@ -98,12 +98,7 @@ sub run_burst {
         }
         $first = $now unless $n;
         $last = $now;
-        if ($body ne '0') {
-            $stomp->send(\%h);
-        } else {
-            delete $h{body};
-            $stomp->send_frame(Common::Frame->new({ command => 'SEND', headers => \%h, body => $body }));
-        }
+        $stomp->send(\%h);
         $n++;
         $sent_total++;
         $rec .= "$id\t$seq\t$b\t$sent_ns\n";
