@@ -16,6 +16,7 @@ from common import (
     connect,
     emit,
     fail,
+    fast_messages,
     now_ns,
     on_sigterm,
     parse,
@@ -69,6 +70,7 @@ def main(argv=None) -> int:
     collector = Collector(args.ack, args.prefetch, expect)
     conn, _ = connect(args, collector)
     collector.conn = conn
+    fast_messages(conn, collector)
     ack = {"auto": "auto", "client": "client", "client-individual": "client-individual"}[args.ack]
     for i, d in enumerate(args.destinations):
         conn.subscribe(
