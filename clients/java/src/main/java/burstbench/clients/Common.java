@@ -309,8 +309,11 @@ final class Common {
         String url = o.url;
         if (o.failover()) {
             if (!hasParam(url.substring(url.lastIndexOf(')') + 1), "timeout")) url = addParam(url, "timeout=" + ms);
-        } else if (!hasParam(url, "connectionTimeout")) {
-            url = addParam(url, "connectionTimeout=" + ms);
+        } else {
+            if (!hasParam(url, "connectionTimeout")) url = addParam(url, "connectionTimeout=" + ms);
+            // OpenWire's loose encoding: a few more bytes per message, less CPU to write and
+            // read them (sends ~10% faster here). The URL may say otherwise.
+            if (!hasParam(url, "wireFormat.tightEncodingEnabled")) url = addParam(url, "wireFormat.tightEncodingEnabled=false");
         }
         ActiveMQConnectionFactory f;
         if (o.ca != null) {
@@ -418,6 +421,8 @@ final class Common {
     /** SIGTERM (and any other JVM shutdown we did not start) stops like 'stop' and exits 0. */
     static void installHook(Runnable finish) {
         finisher = finish;
+        // an exception nothing caught is a failure (exit 1), not a stop
+        Thread.setDefaultUncaughtExceptionHandler((t, e) -> die(1, "error: " + describe(e)));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             inHook = true;
             int s = STATE.get();

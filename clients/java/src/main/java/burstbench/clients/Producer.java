@@ -56,6 +56,7 @@ public final class Producer {
 
     private void run() {
         Common.installHook(this::finish);
+        Properties.check();
         boolean async = !o.persistent || o.asyncSend;
         Common.connectWithin(o, () -> {
             ActiveMQConnectionFactory f = Common.factory(o);
@@ -120,7 +121,7 @@ public final class Producer {
         final boolean tx = o.txBatch > 0;
         final boolean confirmLast = !tx && (!o.persistent || o.asyncSend);
         final double nsPerMsg = o.rate > 0 ? 1e9 / o.rate : 0;
-        final String burstS = Integer.toString(burst);
+        final Properties props = new Properties(o.id, burst);
         final long start = Common.nowNs();
         long first = 0, last = 0;
         int i = 0;
@@ -140,16 +141,7 @@ public final class Producer {
             ActiveMQBytesMessage m = (ActiveMQBytesMessage) session.createBytesMessage();
             byte[] body = template.clone();
             Common.counter(seq, body, body.length);
-            // String properties straight into the property map: BytesMessage.setStringProperty
-            // would also open a body output stream and copy the body through it on send
-            try {
-                m.setProperty(Common.P_PRODUCER, o.id);
-                m.setProperty(Common.P_SEQ, Long.toString(seq));
-                m.setProperty(Common.P_BURST, burstS);
-                m.setProperty(Common.P_SENT, Long.toString(stamp));
-            } catch (IOException e) {
-                throw new JMSException("cannot set properties: " + e);
-            }
+            m.setMarshalledProperties(props.encode(seq, stamp));
             m.setContent(new ByteSequence(body));
             ActiveMQMessageProducer p = producers[(int) (seq % nd)];
             if (i == 0) first = now;
@@ -165,6 +157,80 @@ public final class Producer {
         if (tx && pendingTx > 0) { session.commit(); pendingTx = 0; }
         if (i == count) {
             Common.emit("burst", o.id, "\"burst\":" + burst + ",\"sent\":" + count + ",\"first_ns\":" + first + ",\"last_ns\":" + last);
+        }
+    }
+
+    /**
+     * The four bench properties in OpenWire's marshalled form (MarshallingSupport's primitive
+     * map: an int count, then per entry a UTF key, the STRING type byte and a UTF value),
+     * written straight into one array per message. activemq-client would otherwise build a
+     * HashMap, a stream and two Strings per message and marshal them on send: the same bytes,
+     * several times the work. check() compares with activemq-client's own decoding.
+     */
+    static final class Properties {
+        private static final byte STRING = 9;   // MarshallingSupport.STRING_TYPE
+        private final byte[] head;              // count, producer, burst, the seq key and type
+        private final byte[] mid;               // the sent key and type
+        private final int[] tens = new int[20];
+
+        Properties(String producer, int burst) {
+            java.io.ByteArrayOutputStream h = new java.io.ByteArrayOutputStream(64);
+            java.io.ByteArrayOutputStream t = new java.io.ByteArrayOutputStream(16);
+            try {
+                java.io.DataOutputStream d = new java.io.DataOutputStream(h);
+                d.writeInt(4);
+                d.writeUTF(Common.P_PRODUCER); d.writeByte(STRING); d.writeUTF(producer);
+                d.writeUTF(Common.P_BURST); d.writeByte(STRING); d.writeUTF(Integer.toString(burst));
+                d.writeUTF(Common.P_SEQ); d.writeByte(STRING);
+                d = new java.io.DataOutputStream(t);
+                d.writeUTF(Common.P_SENT); d.writeByte(STRING);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+            head = h.toByteArray();
+            mid = t.toByteArray();
+        }
+
+        ByteSequence encode(long seq, long sent) {
+            int ns = digits(seq), nt = digits(sent);
+            byte[] b = new byte[head.length + 2 + ns + mid.length + 2 + nt];
+            System.arraycopy(head, 0, b, 0, head.length);
+            int at = putUtfDigits(b, head.length, seq, ns);
+            System.arraycopy(mid, 0, b, at, mid.length);
+            putUtfDigits(b, at + mid.length, sent, nt);
+            return new ByteSequence(b);
+        }
+
+        private static int digits(long v) {   // v >= 0
+            int n = 1;
+            while (v >= 10) { v /= 10; n++; }
+            return n;
+        }
+
+        /** A UTF string of the decimal digits of v (ASCII: length = bytes); returns the end. */
+        private static int putUtfDigits(byte[] b, int at, long v, int n) {
+            b[at] = (byte) (n >>> 8);
+            b[at + 1] = (byte) n;
+            int end = at + 2 + n;
+            for (int i = end - 1; i >= at + 2; i--) { b[i] = (byte) ('0' + v % 10); v /= 10; }
+            return end;
+        }
+
+        /** activemq-client decodes what encode() wrote as the map setProperty would have made. */
+        static void check() {
+            long seq = 1234567890123L, sent = 1700000000123456789L;
+            try {
+                ByteSequence bs = new Properties("px-1", 7).encode(seq, sent);
+                java.util.Map<String, Object> got = org.apache.activemq.util.MarshallingSupport.unmarshalPrimitiveMap(
+                        new java.io.DataInputStream(new java.io.ByteArrayInputStream(bs.data, bs.offset, bs.length)));
+                java.util.Map<String, String> want = java.util.Map.of(Common.P_PRODUCER, "px-1", Common.P_BURST, "7",
+                        Common.P_SEQ, Long.toString(seq), Common.P_SENT, Long.toString(sent));
+                java.util.Map<String, String> text = new java.util.HashMap<>();
+                got.forEach((k, v) -> text.put(k, String.valueOf(v)));   // (strings may decode as UTF8Buffer)
+                if (!want.equals(text)) throw new IllegalStateException("decoded " + got + ", expected " + want);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
         }
     }
 
