@@ -160,7 +160,12 @@ public final class Consumer {
         String producer, seqS, burstS, sentS;
         long seq, sent;
         int burst;
-        try {
+        if (m instanceof ActiveMQMessage && fast.read((ActiveMQMessage) m)) {
+            producer = fast.producer;
+            seq = fast.seq;
+            burst = fast.burst;
+            sent = fast.sent;
+        } else try {
             producer = prop(m, Common.P_PRODUCER);
             seqS = prop(m, Common.P_SEQ);
             burstS = prop(m, Common.P_BURST);
@@ -222,6 +227,93 @@ public final class Consumer {
         }
         received = received + 1;
         return true;
+    }
+
+    private final FastProperties fast = new FastProperties();
+
+    /**
+     * The four bench properties read straight from the message's marshalled property bytes
+     * (MarshallingSupport's primitive map: an int count, then per entry a UTF key, a type byte
+     * and the value), without building activemq-client's HashMap and Strings per message.
+     * Anything it does not expect (a bench property that is not a plain ASCII string, a map
+     * or list value, truncated bytes) returns false, and the caller asks activemq-client.
+     */
+    static final class FastProperties {
+        private static final byte[][] KEYS = {
+            Common.P_PRODUCER.getBytes(StandardCharsets.US_ASCII), Common.P_SEQ.getBytes(StandardCharsets.US_ASCII),
+            Common.P_BURST.getBytes(StandardCharsets.US_ASCII), Common.P_SENT.getBytes(StandardCharsets.US_ASCII)};
+        String producer;
+        long seq, sent;
+        int burst;
+        private byte[] producerRaw = new byte[0];
+
+        boolean read(ActiveMQMessage m) {
+            ByteSequence bs = m.getMarshalledProperties();
+            if (bs == null || bs.length < 4) return false;
+            final byte[] d = bs.data;
+            final int end = bs.offset + bs.length;
+            int p = bs.offset;
+            int count = ((d[p] & 0xff) << 24) | ((d[p + 1] & 0xff) << 16) | ((d[p + 2] & 0xff) << 8) | (d[p + 3] & 0xff);
+            p += 4;
+            int found = 0;
+            for (int e = 0; e < count; e++) {
+                if (p + 2 > end) return false;
+                int kl = ((d[p] & 0xff) << 8) | (d[p + 1] & 0xff);
+                int ks = p + 2;
+                p = ks + kl;
+                if (p >= end) return false;
+                int which = -1;
+                for (int k = 0; k < KEYS.length; k++) {
+                    if (KEYS[k].length == kl && java.util.Arrays.equals(KEYS[k], 0, kl, d, ks, p)) { which = k; break; }
+                }
+                byte type = d[p++];
+                if (which >= 0 && type != 9) return false;   // a bench property, not a short string
+                int skip;
+                switch (type) {
+                    case 0: skip = 0; break;                    // null
+                    case 1: case 2: skip = 1; break;            // boolean, byte
+                    case 3: case 4: skip = 2; break;            // char, short
+                    case 5: case 8: skip = 4; break;            // int, float
+                    case 6: case 7: skip = 8; break;            // long, double
+                    case 9:                                     // string (UTF, 2-byte length)
+                        if (p + 2 > end) return false;
+                        skip = 2 + (((d[p] & 0xff) << 8) | (d[p + 1] & 0xff));
+                        break;
+                    case 10: case 13:                           // byte array, big string (4-byte length)
+                        if (p + 4 > end) return false;
+                        skip = 4 + (((d[p] & 0xff) << 24) | ((d[p + 1] & 0xff) << 16) | ((d[p + 2] & 0xff) << 8) | (d[p + 3] & 0xff));
+                        break;
+                    default: return false;                      // map, list, ...
+                }
+                if (skip < 0 || p + skip > end) return false;
+                if (which >= 0 && !value(which, d, p + 2, skip - 2)) return false;
+                if (which >= 0) found |= 1 << which;
+                p += skip;
+            }
+            return found == 15;
+        }
+
+        private boolean value(int which, byte[] d, int at, int len) {
+            if (which == 0) {
+                if (len == producerRaw.length && java.util.Arrays.equals(producerRaw, 0, len, d, at, at + len)) return true;
+                for (int i = at; i < at + len; i++) if (d[i] < 0) return false;   // not ASCII
+                producerRaw = java.util.Arrays.copyOfRange(d, at, at + len);
+                producer = new String(producerRaw, StandardCharsets.US_ASCII);
+                return true;
+            }
+            if (len < 1 || len > 19) return false;   // (bb_sent_ns has 19 digits)
+            long v = 0;
+            for (int i = at; i < at + len; i++) {
+                int c = d[i] - '0';
+                if (c < 0 || c > 9) return false;
+                v = v * 10 + c;
+            }
+            if (v < 0) return false;   // past Long.MAX_VALUE
+            if (which == 1) seq = v;
+            else if (which == 2) { if (v > Integer.MAX_VALUE) return false; burst = (int) v; }
+            else sent = v;
+            return true;
+        }
     }
 
     /** A property as a string; straight from the map for ActiveMQ messages (no selector-expression wrapper). */
