@@ -197,6 +197,7 @@ def run_sweep(
         flush=True,
     )
     progress = Progress(len(points), skipped=len(points) - len(todo))
+    t0 = time.monotonic()
     failed = 0
     status = "complete"
     try:
@@ -237,7 +238,12 @@ def run_sweep(
         status = "incomplete"
         raise
     finally:
-        run.finish(status if not failed or status != "complete" else "failed", failed_points=failed)
+        wall = time.monotonic() - t0
+        # (a resumed run's wall time is this invocation's: the earlier ones are in their logs)
+        run.finish(status if not failed or status != "complete" else "failed", failed_points=failed,
+                   wall_s=round(wall, 1))
+        print(f"sweep {run.id}: {status}, {len(todo)} points and {len(studies)} studies in "
+              f"{_dur(wall)}", file=sys.stderr, flush=True)
         try:
             for path in charts.render_run(run.dir):
                 print(f"chart: {path}", file=sys.stderr)
