@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import shutil
+import subprocess
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -459,6 +460,7 @@ class Runner:
                     f"drain: {total} of {target} messages received, no progress for "
                     f"{self.spec.drain_timeout:.0f} s"
                 )
+                _dump_java_threads(sup)
                 return
 
     def _collect(self, sup: Supervisor) -> None:
@@ -530,3 +532,21 @@ def _busiest(outcome: Outcome, counted: set[int]) -> dict:
     name, vals = max(shares.items(), key=lambda kv: sum(kv[1]) / len(kv[1]))
     share = sum(vals) / len(vals)
     return {"process": name, "cpu_share": round(share, 2), "cpu_bound": share >= 0.9}
+
+
+def _dump_java_threads(sup: Supervisor) -> None:
+    """A stall: every Java process we started (brokers, clients) writes its threads next to
+    its log (NAME.threads.txt), so that what was blocked can be read afterwards."""
+    jcmd = shutil.which("jcmd")
+    if not jcmd:
+        return
+    for child in sup.children:
+        if not child.alive() or not Path(child.argv[0]).name.startswith("java"):
+            continue
+        out = child.log_path.with_suffix(".threads.txt")
+        try:
+            with open(out, "w") as f:
+                subprocess.run([jcmd, str(child.pid), "Thread.print"], stdout=f,
+                               stderr=subprocess.STDOUT, timeout=20, check=False)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            out.write_text(f"jcmd failed: {e}\n")

@@ -239,10 +239,11 @@ def run_sweep(
         raise
     finally:
         wall = time.monotonic() - t0
+        if failed and status == "complete":
+            status = "failed"
         # (a resumed run's wall time is this invocation's: the earlier ones are in their logs)
-        run.finish(status if not failed or status != "complete" else "failed", failed_points=failed,
-                   wall_s=round(wall, 1))
-        print(f"sweep {run.id}: {status}, {len(todo)} points and {len(studies)} studies in "
+        run.finish(status, failed_points=failed, wall_s=round(wall, 1))
+        print(f"sweep {run.id}: {status} ({failed} failed), {len(todo)} points and {len(studies)} studies in "
               f"{_dur(wall)}", file=sys.stderr, flush=True)
         try:
             for path in charts.render_run(run.dir):

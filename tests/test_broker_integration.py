@@ -173,3 +173,13 @@ def test_a_port_already_taken_is_reported_not_retried(sup, tmp_path):
         with pytest.raises(brokers.BrokerError, match="in use"):
             brokers.start(sup, spec, tmp_path)
         assert time.monotonic() - t0 < 60
+
+
+def test_a_stall_leaves_the_java_threads_next_to_the_logs(sup, broker):
+    """What a drain stall calls: every live Java process we started dumps its threads."""
+    from harness.run import _dump_java_threads
+
+    _dump_java_threads(sup)
+    dump = broker.child.log_path.with_suffix(".threads.txt")
+    text = dump.read_text()
+    assert "Full thread dump" in text and "ActiveMQ" in text, text[:300]
