@@ -535,8 +535,9 @@ def _busiest(outcome: Outcome, counted: set[int]) -> dict:
 
 
 def _dump_java_threads(sup: Supervisor) -> None:
-    """A stall: every Java process we started (brokers, clients) writes its threads next to
-    its log (NAME.threads.txt), so that what was blocked can be read afterwards."""
+    """A stall: every Java process we started (brokers, clients) appends its threads to
+    NAME.threads.txt next to its log, so that what was blocked can be read afterwards (the
+    first stall of a point is the telling one: later dumps are appended, never over it)."""
     jcmd = shutil.which("jcmd")
     if not jcmd:
         return
@@ -545,7 +546,9 @@ def _dump_java_threads(sup: Supervisor) -> None:
             continue
         out = child.log_path.with_suffix(".threads.txt")
         try:
-            with open(out, "w") as f:
+            with open(out, "a") as f:
+                f.write(f"==== {time.strftime('%H:%M:%S')} stall: jcmd {child.pid} Thread.print\n")
+                f.flush()
                 subprocess.run([jcmd, str(child.pid), "Thread.print"], stdout=f,
                                stderr=subprocess.STDOUT, timeout=20, check=False)
         except (OSError, subprocess.TimeoutExpired) as e:

@@ -34,10 +34,12 @@ import org.apache.activemq.util.ByteSequence;
 /**
  * burstbench consumer over OpenWire (clients/contract.md).
  *
- * One session, one MessageConsumer + MessageListener per queue. Without transactions the
- * listener runs straight in the connection's transport thread (alwaysSessionAsync=false: no
- * hand-off per message; acks are sent asynchronously); with --tx-batch it runs in the session
- * thread, since a commit waits for the broker's answer, which the transport thread reads.
+ * One session, one MessageConsumer + MessageListener per queue. The listener runs in the
+ * session's thread, never in the connection's transport (reader) thread: an acknowledgement
+ * is a socket write, and a reader blocked in a write stops reading, so the broker's writes to
+ * us stall too and neither side moves again (seen: 256 queues, a thread dump showed the
+ * transport thread in TcpTransport.oneway from afterMessageIsConsumed). A commit (--tx-batch)
+ * also needs the reader free, to read the broker's answer.
  * auto acknowledges each message (no optimizeAcknowledge: see run()). Records go to
  * primitive arrays and are written at stop.
  */
@@ -94,7 +96,7 @@ public final class Consumer {
             ActiveMQPrefetchPolicy pp = new ActiveMQPrefetchPolicy();
             pp.setQueuePrefetch(o.prefetch);
             f.setPrefetchPolicy(pp);
-            f.setAlwaysSessionAsync(tx);
+            f.setAlwaysSessionAsync(true);   // see the class comment
             // No optimizeAcknowledge: draining a backlog it paced the broker to its ack schedule
             // (~7k msg/s against ~20k without) and, under load, raced activemq-client's
             // delivery thread into acks the broker refused ("Unmatched acknowledge").
