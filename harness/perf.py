@@ -189,7 +189,8 @@ def run(
                             ac = _spread([s[idx] for s in samples["cli"]])
                             row[role]["activemq_cli"] = ac
                             # like with like: the CLI's send time ends at its last send call
-                            mine = _spread([s[2] for s in samples["client"]]) if role == "send" else cl
+                            mine = (_spread([s[2] for s in samples["client"]])
+                                    if role == "send" else cl)
                             row[role]["client_like_cli"] = mine
                             row[role]["ratio_to_cli"] = mine["median"] / ac["median"]
                     table.append(row)
@@ -227,7 +228,8 @@ def format_row(row: dict) -> str:
             label = "  vs ActiveMQ CLI" + ("*" if role == "send" else "")
             lines.append(f"{label:<22}{role:<5}"
                          f"{ac['median']:>10,.0f} ({ac['min']:,.0f}-{ac['max']:,.0f})".ljust(58)
-                         + f"{mine['median']:>10,.0f} ({mine['min']:,.0f}-{mine['max']:,.0f})".ljust(30)
+                         + f"{mine['median']:>10,.0f} "
+                           f"({mine['min']:,.0f}-{mine['max']:,.0f})".ljust(30)
                          + f"{d['ratio_to_cli']:>7.2f}")
     return "\n".join(lines)
 

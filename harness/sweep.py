@@ -243,8 +243,8 @@ def run_sweep(
             status = "failed"
         # (a resumed run's wall time is this invocation's: the earlier ones are in their logs)
         run.finish(status, failed_points=failed, wall_s=round(wall, 1))
-        print(f"sweep {run.id}: {status} ({failed} failed), {len(todo)} points and {len(studies)} studies in "
-              f"{_dur(wall)}", file=sys.stderr, flush=True)
+        print(f"sweep {run.id}: {status} ({failed} failed), {len(todo)} points and "
+              f"{len(studies)} studies in {_dur(wall)}", file=sys.stderr, flush=True)
         try:
             for path in charts.render_run(run.dir):
                 print(f"chart: {path}", file=sys.stderr)
