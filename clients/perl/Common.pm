@@ -9,8 +9,8 @@ use Net::Stomp;
 use Net::Stomp::Frame;
 use Exporter 'import';
 
-our @EXPORT = qw(now_ns emit fail parse_args connect_broker graceful_disconnect
-                 wait_receipt on_sigterm write_records);
+our @EXPORT = qw(now_ns emit fail parse_args read_options parse_url start connect_broker
+                 graceful_disconnect wait_receipt on_sigterm write_records);
 
 our $CLIENT  = 'net-stomp';
 our $MAX_SIZE = 67108864;
@@ -97,6 +97,44 @@ sub _num_opt {
     $o->{$name} = 0 + $v;
 }
 
+# --name VALUE / --name=VALUE / --flag from @$argv into %$o; $allowed->{name} is true for an
+# option that takes a value, false for a flag. Anything else exits 2 with one line.
+sub read_options {
+    my ($argv, $allowed, $o) = @_;
+    my %seen;
+    while (@$argv) {
+        my $arg = shift @$argv;
+        my ($name, $value);
+        if ($arg =~ /^--([a-z][a-z-]*)=(.*)\z/s) { ($name, $value) = ($1, $2) }
+        elsif ($arg =~ /^--([a-z][a-z-]*)\z/)   { $name = $1 }
+        else { fail(2, "unexpected argument '$arg'") }
+        fail(2, "unknown option --$name") unless exists $allowed->{$name};
+        fail(2, "option --$name given twice") if $seen{$name}++;
+        if ($allowed->{$name}) {
+            unless (defined $value) {
+                fail(2, "option --$name needs a value") unless @$argv;
+                $value = shift @$argv;
+            }
+            $o->{$name} = $value;
+        } else {
+            fail(2, "option --$name takes no value") if defined $value;
+            $o->{$name} = 1;
+        }
+    }
+}
+
+# --url stomp[+ssl]://HOST:PORT into ssl, host, port (exit 2 otherwise).
+sub parse_url {
+    my ($o) = @_;
+    if ($o->{url} =~ m{^(stomp|stomp\+ssl)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})/?\z}
+        && $3 >= 1 && $3 <= 65535) {
+        ($o->{ssl}, $o->{host}, $o->{port}) = ($1 eq 'stomp+ssl' ? 1 : 0, $2, 0 + $3);
+        $o->{host} =~ s/^\[(.*)\]\z/$1/;
+    } else {
+        fail(2, "--url must be stomp://HOST:PORT or stomp+ssl://HOST:PORT: '$o->{url}'");
+    }
+}
+
 sub parse_args {
     my ($role, @argv) = @_;
     my %allowed = (%COMMON, %{ $ROLE{$role} });
@@ -109,26 +147,7 @@ sub parse_args {
         id => ($role eq 'producer' ? 'p1' : 'c1'), gate => 0,
         ($role eq 'producer' ? (persistent => 0, rate => 0) : (ack => 'auto', prefetch => 1000)),
     );
-    my %seen;
-    while (@argv) {
-        my $arg = shift @argv;
-        my ($name, $value);
-        if ($arg =~ /^--([a-z][a-z-]*)=(.*)\z/s) { ($name, $value) = ($1, $2) }
-        elsif ($arg =~ /^--([a-z][a-z-]*)\z/)   { $name = $1 }
-        else { fail(2, "unexpected argument '$arg'") }
-        fail(2, "unknown option --$name") unless exists $allowed{$name};
-        fail(2, "option --$name given twice") if $seen{$name}++;
-        if ($allowed{$name}) {
-            unless (defined $value) {
-                fail(2, "option --$name needs a value") unless @argv;
-                $value = shift @argv;
-            }
-            $o{$name} = $value;
-        } else {
-            fail(2, "option --$name takes no value") if defined $value;
-            $o{$name} = 1;
-        }
-    }
+    read_options(\@argv, \%allowed, \%o);
     for (qw(url destinations)) { fail(2, "missing required option --$_") unless defined $o{$_} }
 
     _int_opt(\%o, 'count', $role eq 'producer' ? 1 : 0);
@@ -154,13 +173,7 @@ sub parse_args {
     }
     $o{dests} = \@dests;
 
-    if ($o{url} =~ m{^(stomp|stomp\+ssl)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})/?\z}
-        && $3 >= 1 && $3 <= 65535) {
-        ($o{ssl}, $o{host}, $o{port}) = ($1 eq 'stomp+ssl' ? 1 : 0, $2, 0 + $3);
-        $o{host} =~ s/^\[(.*)\]\z/$1/;
-    } else {
-        fail(2, "--url must be stomp://HOST:PORT or stomp+ssl://HOST:PORT: '$o{url}'");
-    }
+    parse_url(\%o);
 
     if ($role eq 'producer') {
         _num_opt(\%o, 'rate');
@@ -396,6 +409,16 @@ sub graceful_disconnect {
 
 # SIGTERM sets the flag. SA_RESTART, so that a write blocked by flow control is not cut short
 # (Net::Stomp would take the EINTR for a lost connection); select() still returns early.
+# What every client does after parsing its options: SIGTERM sets $$stopref, a broken pipe
+# is an error return instead of a signal, stdout unbuffered; then connect.
+sub start {
+    my ($o, $stopref) = @_;
+    on_sigterm($stopref);
+    $SIG{PIPE} = 'IGNORE';
+    $| = 1;
+    return connect_broker($o);
+}
+
 sub on_sigterm {
     my ($flagref) = @_;
     require POSIX;

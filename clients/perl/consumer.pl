@@ -11,11 +11,7 @@ my $o = parse_args('consumer', @ARGV);
 my $id = $o->{id};
 
 my $stop = 0;
-on_sigterm(\$stop);
-$SIG{PIPE} = 'IGNORE';
-$| = 1;
-
-my $stomp = connect_broker($o);
+my $stomp = start($o, \$stop);
 my $sock  = $stomp->socket;
 
 my $ack   = $o->{ack};

@@ -32,21 +32,7 @@ sub parse {
         if ($_ eq '--version') { print Common::version_line(), "\n"; exit 0 }
     }
     my %o = (id => 'w1', prefetch => 1000, 'connect-timeout' => 10);
-    my %seen;
-    while (@argv) {
-        my $arg = shift @argv;
-        my ($name, $value);
-        if ($arg =~ /^--([a-z][a-z-]*)=(.*)\z/s) { ($name, $value) = ($1, $2) }
-        elsif ($arg =~ /^--([a-z][a-z-]*)\z/)   { $name = $1 }
-        else { fail(2, "unexpected argument '$arg'") }
-        fail(2, "unknown option --$name") unless $VALUE{$name};
-        fail(2, "option --$name given twice") if $seen{$name}++;
-        unless (defined $value) {
-            fail(2, "option --$name needs a value") unless @argv;
-            $value = shift @argv;
-        }
-        $o{$name} = $value;
-    }
+    read_options(\@argv, \%VALUE, \%o);
     for (qw(url work results)) { fail(2, "missing required option --$_") unless defined $o{$_} }
     for (qw(work results)) {
         fail(2, "bad queue name for --$_: '$o{$_}'") unless $o{$_} =~ /^[A-Za-z0-9_.:>*\$-]{1,200}\z/;
@@ -58,13 +44,7 @@ sub parse {
     fail(2, "--id must match [A-Za-z0-9_.-]{1,64}: '$o{id}'") unless $o{id} =~ /^[A-Za-z0-9_.-]{1,64}\z/;
     fail(2, "--user and --password must be given together")
       if defined $o{user} != defined $o{password};
-    if ($o{url} =~ m{^(stomp|stomp\+ssl)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})/?\z}
-        && $3 >= 1 && $3 <= 65535) {
-        ($o{ssl}, $o{host}, $o{port}) = ($1 eq 'stomp+ssl' ? 1 : 0, $2, 0 + $3);
-        $o{host} =~ s/^\[(.*)\]\z/$1/;
-    } else {
-        fail(2, "--url must be stomp://HOST:PORT or stomp+ssl://HOST:PORT: '$o{url}'");
-    }
+    parse_url(\%o);
     return \%o;
 }
 
@@ -82,11 +62,7 @@ sub chunk_sum {
 my $o = parse(@ARGV);
 my $id = $o->{id};
 my $stop = 0;
-on_sigterm(\$stop);
-$SIG{PIPE} = 'IGNORE';
-$| = 1;
-
-my $stomp = connect_broker($o);
+my $stomp = start($o, \$stop);
 my ($chunks, $foreign) = (0, 0);
 
 sub on_message {
