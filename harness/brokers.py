@@ -68,6 +68,9 @@ class BrokerSpec:
     stomp_port: int = 0
     ws_port: int = 0
     producer_flow_control: bool = True
+    # queue dispatch in the thread that wakes the queue (a send, an ack) instead of a pooled
+    # task: ActiveMQ's policyEntry optimizedDispatch
+    optimized_dispatch: bool = False
     queue_prefetch: int = 1000
     queue_memory_limit: str = "64mb"
     max_page_size: int = 200
@@ -174,6 +177,7 @@ def render(spec: BrokerSpec) -> str:
         kahadb_sync="always" if spec.persistence == "kahadb" else "never",
         lock_acquire_ms=spec.lock_acquire_ms,
         producer_flow_control=spec.producer_flow_control,
+        optimized_dispatch=spec.optimized_dispatch,
         queue_prefetch=spec.queue_prefetch,
         queue_memory_limit=spec.queue_memory_limit,
         max_page_size=spec.max_page_size,

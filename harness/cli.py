@@ -98,6 +98,10 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-flow-control", action="store_true", help="turn the broker's producer flow control off"
     )
+    p.add_argument(
+        "--optimized-dispatch", action=argparse.BooleanOptionalAction, default=False,
+        help="queues dispatch in the thread that wakes them (a send, an ack) rather than in a "
+        "pooled task (ActiveMQ's optimizedDispatch)")
 
 
 def spec_from(args) -> PointSpec:
@@ -125,6 +129,7 @@ def spec_from(args) -> PointSpec:
         tls=args.tls,
         auth=args.auth,
         producer_flow_control=not args.no_flow_control,
+        optimized_dispatch=args.optimized_dispatch,
     )
     spec.validate()
     return spec
@@ -311,6 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="messages per measurement at 6 B (half that at 1 KiB)",
     )
     p.add_argument("--rounds", type=_int(1), default=3, help="measured rounds after a warm-up")
+    p.add_argument("--optimized-dispatch", action=argparse.BooleanOptionalAction, default=False,
+                   help="the broker's queues dispatch in the waking thread (see bench run --help)")
     p.set_defaults(func=cmd_perf)
 
     p = sub.add_parser("compare", help="per-point ratios of two runs; exit 1 on a regression")

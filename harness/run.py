@@ -49,6 +49,7 @@ class PointSpec:
     link_rate: str = ""  # tbf rate on inter-broker links (netns only), e.g. "10mbit"
     link_delay: str = ""  # refused: this kernel has no netem
     producer_flow_control: bool = True
+    optimized_dispatch: bool = False  # the queues' optimizedDispatch (see brokers.BrokerSpec)
     tls: bool = False  # TLS-only connectors, a throwaway CA, clients verify the broker
     auth: bool = False  # brokers require a user with a generated password
     broker_urls: list[str] = field(default_factory=list)  # brokers the harness did not start
@@ -271,6 +272,7 @@ class Runner:
             specs[name] = brokers.BrokerSpec(
                 name=name, host=host, persistence=spec.persistence,
                 queue_prefetch=spec.prefetch, producer_flow_control=spec.producer_flow_control,
+                optimized_dispatch=spec.optimized_dispatch,
                 openwire_port=brokers.free_port(), stomp_port=brokers.free_port(),
                 ws_port=brokers.free_port(), data_dir=work / f"broker-{name}",
                 discovery_uri=(f"multicast://default?group=bb{tag}"

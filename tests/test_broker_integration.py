@@ -183,3 +183,31 @@ def test_a_stall_leaves_the_java_threads_next_to_the_logs(sup, broker):
     dump = broker.child.log_path.with_suffix(".threads.txt")
     text = dump.read_text()
     assert "Full thread dump" in text and "ActiveMQ" in text, text[:300]
+
+
+def test_optimized_dispatch_keeps_every_message_with_every_language(tmp_path, monkeypatch):
+    """Queues that dispatch in the waking thread (--optimized-dispatch) and the Java consumer's
+    dispatchAsync=false (the broker writes to it from that thread): 4 consumers in 4 languages
+    competing on 16 queues, two bursts, exact accounting."""
+    need_broker_built()
+    for name in ("openwire-jms", "stomp-py", "net-stomp", "stompjs"):
+        client_or_skip(name)
+    spec = PointSpec(producer=["openwire-jms"], consumer=["openwire-jms", "stomp-py", "net-stomp",
+                                                          "stompjs"],
+                     consumers=4, queues=16, count=20000, bursts=2, optimized_dispatch=True)
+    rendered = []
+    real_render = brokers.render
+    monkeypatch.setattr(brokers, "render", lambda b: rendered.append(real_render(b)) or rendered[-1])
+    out = Runner(spec, tmp_path / "point").run()
+    assert len(rendered) == 1 and 'optimizedDispatch="true"' in rendered[0]
+    m = metrics(out)
+    acc = m["accounting"]
+    assert (acc["sent"], acc["received"], acc["lost"], acc["duplicates"]) == (40000, 40000, 0, 0)
+    assert all(recs for recs in out.consumer_records.values()), "every consumer gets a share"
+
+
+def test_the_broker_renders_activemqs_dispatch_default_unless_asked(tmp_path):
+    spec = brokers.BrokerSpec(data_dir=tmp_path, openwire_port=1, stomp_port=2, ws_port=3)
+    assert 'optimizedDispatch="false"' in brokers.render(spec)
+    spec.optimized_dispatch = True
+    assert 'optimizedDispatch="true"' in brokers.render(spec)
