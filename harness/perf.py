@@ -48,6 +48,41 @@ def _run_to_end(sup: Supervisor, name: str, argv: list[str], timeout: float) -> 
         evs.append(ev)
 
 
+def _run_together(sup: Supervisor, consumer: tuple[str, list[str]], producer: tuple[str, list[str]],
+                  subscribed, timeout: float) -> dict[str, list[dict]]:
+    """Start the consumer, wait until ``subscribed(child, events)`` says it is listening, start
+    the producer, and wait for both to exit 0. Returns each one's events by name."""
+    deadline = time.monotonic() + timeout
+    children = {consumer[0]: sup.start(consumer[0], consumer[1], role="perf")}
+    evs: dict[str, list[dict]] = {consumer[0]: [], producer[0]: []}
+
+    def pump(until) -> None:
+        while not until():
+            item = sup.wait_event(min(0.2, max(0.0, deadline - time.monotonic())))
+            if item is None:
+                if time.monotonic() >= deadline:
+                    for c in children.values():
+                        sup.stop(c)
+                    raise PerfError(f"{' and '.join(children)} did not finish within "
+                                    f"{timeout:.0f} s (logs: {sup.log_dir})")
+                continue
+            who, ev = item
+            name = next((n for n, c in children.items() if c is who), None)
+            if name is None:
+                continue
+            if ev.get("event") == "exit" and ev["code"] != 0:
+                for c in children.values():
+                    sup.stop(c)
+                raise PerfError(f"{name} exited with {ev['code']}: {who.last_error()}")
+            evs[name].append(ev)
+
+    c = children[consumer[0]]
+    pump(lambda: subscribed(c, evs[consumer[0]]))
+    children[producer[0]] = sup.start(producer[0], producer[1], role="perf")
+    pump(lambda: all(any(e.get("event") == "exit" for e in evs[n]) for n in children))
+    return evs
+
+
 def _rate(n: int, first: int, last: int) -> float:
     return n / ((last - first) / 1e9) if last > first else float("nan")
 
@@ -101,33 +136,64 @@ def client_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: st
     )
 
 
+def client_pair_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str,
+                     work: Path):
+    """Our producer and consumer at the same time on one queue (the consumer subscribed
+    first): send msg/s to the broker's confirmation of the last message, receive msg/s from
+    the first to the last message received."""
+    url = broker.url_for(r.protocol)
+    q = f"perf.pair.{tag}.{uuid.uuid4().hex[:6]}"
+    prec, crec = work / f"{tag}-pair-p.tsv", work / f"{tag}-pair-c.tsv"
+    common = ["--url", url, "--destinations", q, "--count", str(count)]
+    cname, pname = f"pair-recv-{tag}", f"pair-send-{tag}"
+    evs = _run_together(
+        sup,
+        (cname, r.client.argv("consumer") + common + ["--records", str(crec)]),
+        (pname, r.client.argv("producer") + common + ["--size", str(size), "--records",
+                                                       str(prec)]),
+        lambda c, e: any(x.get("event") == "ready" for x in e),
+        600,
+    )
+    sent = measure.read_producer_records(prec)
+    got = measure.read_consumer_records(crec)
+    if len(got) != count:
+        raise PerfError(f"client {r.label} (together) received {len(got)} of {count}")
+    confirmed = max((e["_rx_ns"] for e in evs[pname] if e.get("event") == "burst"),
+                    default=max(t for *_, t in sent))
+    first, last_call = min(t for *_, t in sent), max(t for *_, t in sent)
+    return (
+        _rate(count, first, max(confirmed, last_call)),
+        _rate(count, min(x.recv_ns for x in got), max(x.recv_ns for x in got)),
+        _rate(count, first, last_call),
+    )
+
+
 _CONSOLE = paths.CLIENTS / "java" / "target" / "console-lib"
 _TIME = re.compile(r"^(\d\d):(\d\d):(\d\d)\.(\d{3}) .* Received ")
 
 
-def cli_once(sup, broker, count: int, size: int, tag: str):
-    """ActiveMQ's own command-line producer and consumer (activemq-console), as users run
-    them: the producer reports its elapsed time; the consumer logs a line per message, whose
-    first and last timestamps give its rate."""
+def _cli_argv(role: str, url: str, q: str, count: int, size: int) -> list[str]:
     if not _CONSOLE.exists():
         raise PerfError(f"{_CONSOLE} missing: run ./bench setup")
-    q = f"perf.cli.{tag}.{uuid.uuid4().hex[:6]}"
-    base = ["java", *clients.JAVA_OPTS, "-Dorg.slf4j.simpleLogger.showDateTime=true",
+    argv = ["java", *clients.JAVA_OPTS, "-Dorg.slf4j.simpleLogger.showDateTime=true",
             "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS", "-cp", f"{_CONSOLE}/*",
-            "org.apache.activemq.console.command.ShellCommand"]
-    url = broker.openwire_url
-    _run_to_end(sup, f"cli-send-{tag}", base + [
-        "producer", "--brokerUrl", url, "--destination", f"queue://{q}", "--messageCount",
-        str(count), "--messageSize", str(size), "--persistent", "false"], 600)
-    send_log = (sup.log_dir / f"cli-send-{tag}.log").read_text()
-    ms = re.findall(r"Elapsed time in milli second : (\d+)", send_log)
+            "org.apache.activemq.console.command.ShellCommand", role, "--brokerUrl", url,
+            "--destination", f"queue://{q}", "--messageCount", str(count)]
+    if role == "producer":
+        argv += ["--messageSize", str(size), "--persistent", "false"]
+    return argv
+
+
+def _cli_send_rate(log: Path, count: int) -> float:
+    ms = re.findall(r"Elapsed time in milli second : (\d+)", log.read_text())
     if not ms:
-        raise PerfError("ActiveMQ's CLI producer printed no elapsed time")
-    _run_to_end(sup, f"cli-recv-{tag}", base + [
-        "consumer", "--brokerUrl", url, "--destination", f"queue://{q}", "--messageCount",
-        str(count)], 600)
+        raise PerfError(f"ActiveMQ's CLI producer printed no elapsed time ({log})")
+    return count / (int(ms[-1]) / 1000)
+
+
+def _cli_recv_rate(log: Path, count: int) -> float:
     stamps = []
-    for line in (sup.log_dir / f"cli-recv-{tag}.log").read_text().splitlines():
+    for line in log.read_text().splitlines():
         m = _TIME.match(line)
         if m:
             h, mi, sec, milli = map(int, m.groups())
@@ -135,7 +201,34 @@ def cli_once(sup, broker, count: int, size: int, tag: str):
     if len(stamps) != count:
         raise PerfError(f"ActiveMQ's CLI consumer logged {len(stamps)} of {count} messages")
     span_ms = (stamps[-1] - stamps[0]) % 86_400_000
-    return count / (int(ms[-1]) / 1000), (count - 1) / (span_ms / 1000) if span_ms else math.nan
+    return (count - 1) / (span_ms / 1000) if span_ms else math.nan
+
+
+def cli_once(sup, broker, count: int, size: int, tag: str):
+    """ActiveMQ's own command-line producer and consumer (activemq-console), as users run
+    them, one after the other: the producer reports its elapsed time; the consumer logs a line
+    per message, whose first and last timestamps give its rate."""
+    q = f"perf.cli.{tag}.{uuid.uuid4().hex[:6]}"
+    url = broker.openwire_url
+    _run_to_end(sup, f"cli-send-{tag}", _cli_argv("producer", url, q, count, size), 600)
+    _run_to_end(sup, f"cli-recv-{tag}", _cli_argv("consumer", url, q, count, size), 600)
+    return (_cli_send_rate(sup.log_dir / f"cli-send-{tag}.log", count),
+            _cli_recv_rate(sup.log_dir / f"cli-recv-{tag}.log", count))
+
+
+def cli_pair_once(sup, broker, count: int, size: int, tag: str):
+    """The CLI consumer, then the CLI producer once the consumer says it waits for messages."""
+    q = f"perf.cli-pair.{tag}.{uuid.uuid4().hex[:6]}"
+    url = broker.openwire_url
+    cname, pname = f"cli-pair-recv-{tag}", f"cli-pair-send-{tag}"
+    clog = sup.log_dir / f"{cname}.log"
+
+    def waiting(_child, _evs) -> bool:
+        return clog.exists() and " wait until " in clog.read_text()
+
+    _run_together(sup, (cname, _cli_argv("consumer", url, q, count, size)),
+                  (pname, _cli_argv("producer", url, q, count, size)), waiting, 600)
+    return (_cli_send_rate(sup.log_dir / f"{pname}.log", count), _cli_recv_rate(clog, count))
 
 
 def _spread(vals: list[float]) -> dict:
@@ -143,7 +236,8 @@ def _spread(vals: list[float]) -> dict:
 
 
 def run(
-    specs: list[str], sizes: list[int], counts: dict[int, int], rounds: int, out=sys.stdout
+    specs: list[str], sizes: list[int], counts: dict[int, int], rounds: int, out=sys.stdout,
+    optimized_dispatch: bool = False,
 ) -> dict:
     resolved = [clients.resolve(s) for s in specs]
     for r in resolved:
@@ -160,39 +254,45 @@ def run(
             broker = brokers.start(
                 sup,
                 brokers.BrokerSpec(
-                    name="perf", heap="2g", queue_memory_limit="512mb", memory_limit="1gb"
+                    name="perf", heap="2g", queue_memory_limit="512mb", memory_limit="1gb",
+                    optimized_dispatch=optimized_dispatch,
                 ),
                 work,
             )
             for r in resolved:
                 for size in sizes:
                     count = counts.get(size, 50000)
-                    samples = {"loop": [], "client": [], "cli": []}
+                    samples = {k: [] for k in ("loop", "client", "cli", "pair", "cli_pair")}
                     with_cli = r.client.name == "openwire-jms"
                     for i in range(rounds + 1):
                         tag = f"{r.client.language}-{size}-{i}"
-                        lp = loop_once(sup, broker, r, count, size, tag)
-                        cl = client_once(sup, broker, r, count, size, tag, work)
-                        cli = cli_once(sup, broker, count, size, tag) if with_cli else None
+                        got = {"loop": loop_once(sup, broker, r, count, size, tag),
+                               "client": client_once(sup, broker, r, count, size, tag, work)}
+                        if with_cli:
+                            # apart: send a backlog, then drain it; together: the consumer
+                            # listens while the producer sends (the pair as users run it)
+                            got["cli"] = cli_once(sup, broker, count, size, tag)
+                            got["pair"] = client_pair_once(sup, broker, r, count, size, tag, work)
+                            got["cli_pair"] = cli_pair_once(sup, broker, count, size, tag)
                         if i == 0:
                             continue  # warm-up round: broker and JIT settle
-                        samples["loop"].append(lp)
-                        samples["client"].append(cl)
-                        if cli:
-                            samples["cli"].append(cli)
+                        for k, v in got.items():
+                            samples[k].append(v)
                     row = {"client": r.label, "size": size, "count": count}
                     for role, idx in (("send", 0), ("recv", 1)):
                         lo = _spread([s[idx] for s in samples["loop"]])
                         cl = _spread([s[idx] for s in samples["client"]])
                         row[role] = {"loop": lo, "client": cl, "ratio": cl["median"] / lo["median"]}
-                        if samples["cli"]:
-                            ac = _spread([s[idx] for s in samples["cli"]])
-                            row[role]["activemq_cli"] = ac
+                        for mode, ours, theirs in (("apart", "client", "cli"),
+                                                   ("together", "pair", "cli_pair")):
+                            if not samples[theirs]:
+                                continue
+                            ac = _spread([s[idx] for s in samples[theirs]])
                             # like with like: the CLI's send time ends at its last send call
-                            mine = (_spread([s[2] for s in samples["client"]])
-                                    if role == "send" else cl)
-                            row[role]["client_like_cli"] = mine
-                            row[role]["ratio_to_cli"] = mine["median"] / ac["median"]
+                            mine = _spread([s[2 if role == "send" else 1] for s in samples[ours]])
+                            row[role].setdefault("vs_cli", {})[mode] = {
+                                "activemq_cli": ac, "client_like_cli": mine,
+                                "ratio_to_cli": mine["median"] / ac["median"]}
                     table.append(row)
                     print(format_row(row), file=out, flush=True)
     doc = {
@@ -200,6 +300,7 @@ def run(
         "rounds": rounds,
         "table": table,
         "broker_version": brokers.ACTIVEMQ_VERSION,
+        "optimized_dispatch": optimized_dispatch,
     }
     (run_dir.dir / "perf.json").write_text(json.dumps(results.json_safe(doc), indent=2))
     run_dir.finish("complete")
@@ -210,6 +311,15 @@ HEADER = (
     f"{'client':<14}{'size':>6}  {'role':<5}{'loop msg/s (min-max)':>28}"
     f"{'client msg/s (min-max)':>30}{'ratio':>8}"
 )
+
+
+CLI_FOOTNOTE = (
+    "vs CLI: ActiveMQ's own producer and consumer (activemq-console) on the same broker; left "
+    "theirs, right ours.\n  apart = the producer sends its burst, then the consumer drains "
+    "the queue; together = the consumer listens while the producer sends.\n"
+    "* ActiveMQ's CLI producer times itself to its last send call (its sends are "
+    "asynchronous), so these rows time ours the same way;\n  the rows above time every send "
+    "to the broker's confirmation of the last message.")
 
 
 def format_row(row: dict) -> str:
@@ -223,14 +333,14 @@ def format_row(row: dict) -> str:
             + f"{cl['median']:>10,.0f} ({cl['min']:,.0f}-{cl['max']:,.0f})".ljust(30)
             + f"{d['ratio']:>7.2f}"
         )
-        if "activemq_cli" in d:
-            ac, mine = d["activemq_cli"], d["client_like_cli"]
-            label = "  vs ActiveMQ CLI" + ("*" if role == "send" else "")
+        for mode, c in d.get("vs_cli", {}).items():
+            ac, mine = c["activemq_cli"], c["client_like_cli"]
+            label = f"  vs CLI ({mode})" + ("*" if role == "send" else "")
             lines.append(f"{label:<22}{role:<5}"
                          f"{ac['median']:>10,.0f} ({ac['min']:,.0f}-{ac['max']:,.0f})".ljust(58)
                          + f"{mine['median']:>10,.0f} "
                            f"({mine['min']:,.0f}-{mine['max']:,.0f})".ljust(30)
-                         + f"{d['ratio_to_cli']:>7.2f}")
+                         + f"{c['ratio_to_cli']:>7.2f}")
     return "\n".join(lines)
 
 
@@ -240,11 +350,9 @@ def main(args) -> int:
     counts = {6: args.count, 1024: max(1000, args.count // 2)}
     print(HEADER)
     try:
-        doc = run(specs, sizes, counts, args.rounds)
-        if any("activemq_cli" in row["send"] for row in doc["table"]):
-            print("* ActiveMQ's CLI producer times itself to its last send call (sends are "
-                  "asynchronous), so its row compares ours timed the same way; the rows above "
-                  "time every send to the broker's confirmation of the last message.")
+        doc = run(specs, sizes, counts, args.rounds, optimized_dispatch=args.optimized_dispatch)
+        if any("vs_cli" in row["send"] for row in doc["table"]):
+            print(CLI_FOOTNOTE)
     except PerfError as e:
         print(f"bench perf: error: {e}", file=sys.stderr)
         return 1

@@ -1,4 +1,4 @@
-"""./bench perf's table (pure formatting): the CLI send row compares like with like."""
+"""./bench perf's table (pure formatting): the CLI rows compare like with like."""
 
 from harness.perf import format_row
 
@@ -7,17 +7,33 @@ def _spread(m):
     return {"median": m, "min": m - 1, "max": m + 1}
 
 
-def test_the_cli_send_row_shows_our_rate_to_the_last_send_call():
+def _vs(theirs, ours):
+    return {"activemq_cli": _spread(theirs), "client_like_cli": _spread(ours),
+            "ratio_to_cli": ours / theirs}
+
+
+def test_the_cli_rows_show_our_rate_timed_like_the_cli_in_both_modes():
     row = {
         "client": "openwire-jms",
         "size": 6,
         "send": {"loop": _spread(1000), "client": _spread(1200), "ratio": 1.2,
-                 "activemq_cli": _spread(900), "client_like_cli": _spread(1250),
-                 "ratio_to_cli": 1250 / 900},
-        "recv": {"loop": _spread(10), "client": _spread(20), "ratio": 2.0},
+                 "vs_cli": {"apart": _vs(900, 1250), "together": _vs(800, 1300)}},
+        "recv": {"loop": _spread(10), "client": _spread(20), "ratio": 2.0,
+                 "vs_cli": {"apart": _vs(10, 20), "together": _vs(8, 30)}},
     }
     lines = format_row(row).splitlines()
-    assert len(lines) == 3  # send, its CLI row, recv (no CLI figure for receive here)
-    cli = lines[1]
-    assert cli.lstrip().startswith("vs ActiveMQ CLI*") and "1,250" in cli and "1.39" in cli
-    assert "1,200" not in cli  # the confirmed-send rate is the row above, not this one
+    assert len(lines) == 6  # send, its two CLI rows, recv, its two CLI rows
+    apart, together = lines[1], lines[2]
+    assert apart.lstrip().startswith("vs CLI (apart)*") and "1,250" in apart and "1.39" in apart
+    assert "1,200" not in apart  # the confirmed-send rate is the row above, not this one
+    assert together.lstrip().startswith("vs CLI (together)*") and "1.62" in together
+    assert lines[4].lstrip().startswith("vs CLI (apart) ") and "2.00" in lines[4]
+    assert lines[5].lstrip().startswith("vs CLI (together) ") and "3.75" in lines[5]
+
+
+def test_a_client_without_cli_rows_prints_two_lines():
+    row = {"client": "stomp-py", "size": 1024,
+           "send": {"loop": _spread(1000), "client": _spread(900), "ratio": 0.9},
+           "recv": {"loop": _spread(10), "client": _spread(20), "ratio": 2.0}}
+    lines = format_row(row).splitlines()
+    assert len(lines) == 2 and "0.90" in lines[0] and "2.00" in lines[1]
