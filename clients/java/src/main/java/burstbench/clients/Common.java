@@ -51,6 +51,7 @@ final class Common {
         int bursts = 1;
         boolean persistent;
         boolean asyncSend;
+        boolean flushEach;
         String ack = "auto";
         int prefetch = 1000;
         double rate;
@@ -71,6 +72,7 @@ final class Common {
     private static final String[][] OPTIONS = {
         {"url", "pc", "v"}, {"destinations", "pc", "v"}, {"count", "pc", "v"}, {"size", "pc", "v"},
         {"bursts", "pc", "v"}, {"persistent", "p", ""}, {"async-send", "p", ""}, {"ack", "c", "v"},
+        {"flush-each", "pc", ""},
         {"prefetch", "c", "v"}, {"rate", "p", "v"}, {"tx-batch", "pc", "v"}, {"id", "pc", "v"},
         {"records", "pc", "v"}, {"gate", "pc", ""}, {"user", "pc", "v"}, {"password", "pc", "v"}, {"ca", "pc", "v"},
         {"connect-timeout", "pc", "v"}, {"version", "pc", ""}, {"help", "pc", ""},
@@ -113,6 +115,7 @@ final class Common {
                 case "bursts": o.bursts = intIn(name, value, 1, Integer.MAX_VALUE); break;
                 case "persistent": o.persistent = true; break;
                 case "async-send": o.asyncSend = true; break;
+                case "flush-each": o.flushEach = true; break;
                 case "ack":
                     if (!List.of(ACK_MODES).contains(value)) usage("--ack must be one of auto, client, client-individual, dups-ok (got '" + value + "')");
                     o.ack = value; break;
@@ -226,11 +229,16 @@ final class Common {
              .append("                         last message of each burst is still confirmed before 'burst'\n")
              .append("  --rate R               messages/s (0 = as fast as possible); bb_sent_ns = intended time\n");
         } else {
-            b.append("  --ack MODE             auto (optimizeAcknowledge unless prefetch 1 or failover),\n")
+            b.append("  --ack MODE             auto (one acknowledgement per message, after the listener),\n")
              .append("                         client (cumulative, every ceil(prefetch/2)), client-individual, dups-ok\n")
              .append("  --prefetch N           queue prefetch, 1..32767 (default 1000)\n");
         }
-        b.append("  --tx-batch N           transacted session, commit every N messages (default 0 = none)\n")
+        b.append("  --flush-each           write every command to the socket at once, as activemq-client does\n")
+         .append(p ? "                         (default on tcp://: at full speed an asynchronous send may wait for\n"
+                     + "                         the next one, at most 32)\n"
+                   : "                         (default on tcp:// with auto/dups-ok: an ack may wait for the next\n"
+                     + "                         write while the next message is already here, at most 32)\n")
+         .append("  --tx-batch N           transacted session, commit every N messages (default 0 = none)\n")
          .append("  --id ID                process id [A-Za-z0-9_.-]{1,64} (default ").append(p ? "p1" : "c1").append(")\n")
          .append("  --records PATH         write the raw records (TSV) there when stopping\n")
          .append(p ? "  --gate                 read 'go' (send next burst) / 'stop' from stdin\n"
@@ -305,6 +313,11 @@ final class Common {
 
     /** A factory for the URL with a bounded connect: socket connect timeout, failover send timeout, response timeout. */
     static ActiveMQConnectionFactory factory(Opts o) {
+        return factory(o, false);
+    }
+
+    /** ... and with {@code corked}, a plain tcp:// URL goes through {@link CorkedTcp}. */
+    static ActiveMQConnectionFactory factory(Opts o, boolean corked) {
         long ms = o.connectTimeoutMs();
         String url = o.url;
         if (o.failover()) {
@@ -315,6 +328,7 @@ final class Common {
             // read them (sends ~10% faster here). The URL may say otherwise.
             if (!hasParam(url, "wireFormat.tightEncodingEnabled")) url = addParam(url, "wireFormat.tightEncodingEnabled=false");
         }
+        if (corked && url.startsWith("tcp://")) url = CorkedTcp.scheme() + url.substring(3);
         ActiveMQConnectionFactory f;
         if (o.ca != null) {
             // verify the broker against the given CA (ActiveMQ checks the host name too)

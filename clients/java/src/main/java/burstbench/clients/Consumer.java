@@ -92,7 +92,11 @@ public final class Consumer {
         Common.installHook(this::finish);
         final boolean tx = o.txBatch > 0;
         Common.connectWithin(o, () -> {
-            ActiveMQConnectionFactory f = Common.factory(o);
+            // auto / dups-ok: an ack may wait in the socket buffer for the next write while the
+            // session already holds the next message (CorkedTcp); plain tcp:// only
+            final boolean cork = !o.flushEach && !tx
+                    && (ackMode == Session.AUTO_ACKNOWLEDGE || ackMode == Session.DUPS_OK_ACKNOWLEDGE);
+            ActiveMQConnectionFactory f = Common.factory(o, cork);
             ActiveMQPrefetchPolicy pp = new ActiveMQPrefetchPolicy();
             pp.setQueuePrefetch(o.prefetch);
             f.setPrefetchPolicy(pp);
@@ -108,6 +112,7 @@ public final class Consumer {
             });
             Session s = c.createSession(tx, ackMode);
             session = s;
+            if (cork) CorkedTcp.watch((ActiveMQSession) s);
             for (int i = 0; i < o.destinations.length; i++) {
                 final int di = i;
                 s.createConsumer(new ActiveMQQueue(o.destinations[i])).setMessageListener(m -> onMessage(m, di));

@@ -59,7 +59,11 @@ public final class Producer {
         Properties.check();
         boolean async = !o.persistent || o.asyncSend;
         Common.connectWithin(o, () -> {
-            ActiveMQConnectionFactory f = Common.factory(o);
+            // full-speed asynchronous sends may wait in the socket buffer for the next one
+            // (CorkedTcp; plain tcp:// only); paced sends go out one by one
+            boolean cork = async && o.rate == 0 && !o.flushEach;
+            CorkedTcp.holdSends = cork;
+            ActiveMQConnectionFactory f = Common.factory(o, cork);
             f.setUseAsyncSend(async);
             f.setCopyMessageOnSend(false);     // every message is a fresh object: no defensive copy
             Connection c = f.createConnection();
