@@ -37,6 +37,19 @@ def broker(sup, tmp_path):
     return brokers.start(sup, brokers.BrokerSpec(name="t"), tmp_path)
 
 
+@pytest.fixture(scope="module")
+def shared_broker(tmp_path_factory, request):
+    """One non-persistent broker for a whole test module (each test uses its own queues)."""
+    need_broker_built()
+    name = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
+    work = tmp_path_factory.mktemp(f"{name}-broker")
+    sup = Supervisor(work / "logs")
+    try:
+        yield brokers.start(sup, brokers.BrokerSpec(name=name.replace("_", "-")), work)
+    finally:
+        sup.stop_all()
+
+
 @pytest.fixture
 def queue_name():
     return f"test.{uuid.uuid4().hex[:10]}"

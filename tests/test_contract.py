@@ -11,27 +11,15 @@ import time
 import uuid
 
 import pytest
-from conftest import client_or_skip, events, need_broker_built, run_client
+from conftest import client_or_skip, events, run_client
 
-from harness import brokers, clients, measure
-from harness.procs import Supervisor
+from harness import clients, measure
 from harness.run import PointSpec, Runner, metrics
 
 pytestmark = pytest.mark.integration
 
 SPECS = [*clients.LANGUAGE_CLIENTS, "stompjs:tcp", "akka-bridge"]
 PAIRS = [*clients.LANGUAGE_CLIENTS]
-
-
-@pytest.fixture(scope="module")
-def shared_broker(tmp_path_factory):
-    need_broker_built()
-    work = tmp_path_factory.mktemp("contract-broker")
-    sup = Supervisor(work / "logs")
-    try:
-        yield brokers.start(sup, brokers.BrokerSpec(name="contract"), work)
-    finally:
-        sup.stop_all()
 
 
 def _url(broker, r):

@@ -4,35 +4,25 @@ command stream must stay what activemq-client would send (same accounting, same 
 
 from __future__ import annotations
 
+import subprocess
 import uuid
 
 import pytest
-from conftest import client_or_skip, need_broker_built, run_client
+from conftest import client_or_skip, run_client
 
-from harness import brokers, measure
-from harness.procs import Supervisor
+from harness import measure
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    need_broker_built()
-    work = tmp_path_factory.mktemp("writes-broker")
-    sup = Supervisor(work / "logs")
-    try:
-        yield brokers.start(sup, brokers.BrokerSpec(name="writes"), work)
-    finally:
-        sup.stop_all()
-
-
 @pytest.mark.parametrize("mode", [[], ["--flush-each"]], ids=["held", "flush-each"])
-def test_a_consumer_leaving_a_backlog_acknowledged_everything_it_took(broker, mode, tmp_path):
+def test_a_consumer_leaving_a_backlog_acknowledged_everything_it_took(shared_broker, mode, tmp_path):
     """10,000 queued; the Java consumer takes at least 6,000 from the backlog (so its session
     mostly holds a next message and its acks wait) and exits; a stomp.py consumer then gets
     exactly the rest. An ack held and dropped at exit would bring a taken message back (and
     the second consumer would see it again)."""
     java, py = client_or_skip("openwire-jms"), client_or_skip("stomp-py")
+    broker = shared_broker
     q = f"writes.{uuid.uuid4().hex[:8]}"
     p = run_client(java, "producer", ["--url", broker.openwire_url, "--destinations", q,
                                       "--count", "10000", "--records", str(tmp_path / "p.tsv"),
@@ -56,13 +46,13 @@ def test_a_consumer_leaving_a_backlog_acknowledged_everything_it_took(broker, mo
     assert [s for _p, s in a] == sorted(s for _p, s in a)  # one producer, one queue: in order
 
 
-def test_a_paced_producer_and_a_trickle_lose_nothing(broker, tmp_path):
+def test_a_paced_producer_and_a_trickle_lose_nothing(shared_broker, tmp_path):
     """--rate sends go out one by one; the consumer, never holding a next message for long,
     flushes each ack: 300 messages at 1,000/s all arrive, in order, and the queue is empty
     afterwards (a stomp.py consumer finds nothing left within 2 s)."""
     java, py = client_or_skip("openwire-jms"), client_or_skip("stomp-py")
+    broker = shared_broker
     q = f"writes.{uuid.uuid4().hex[:8]}"
-    import subprocess
 
     cons = subprocess.Popen(java.client.argv("consumer") + [
         "--url", broker.openwire_url, "--destinations", q, "--count", "300", "--records",
