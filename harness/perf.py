@@ -102,70 +102,54 @@ def loop_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str)
     )
 
 
-def client_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str, work: Path):
-    url = broker.url_for(r.protocol)
-    q = f"perf.{tag}.{uuid.uuid4().hex[:6]}"
-    prec, crec = work / f"{tag}-p.tsv", work / f"{tag}-c.tsv"
-    common = ["--url", url, "--destinations", q, "--count", str(count)]
-    sent_evs = _run_to_end(
-        sup,
-        f"client-send-{tag}",
-        r.client.argv("producer") + common + ["--size", str(size), "--records", str(prec)],
-        600,
-    )
-    _run_to_end(
-        sup,
-        f"client-recv-{tag}",
-        r.client.argv("consumer") + common + ["--records", str(crec)],
-        600,
-    )
+def _client_argvs(broker, r: clients.Resolved, q: str, count: int, size: int, prec: Path,
+                  crec: Path) -> tuple[list[str], list[str]]:
+    common = ["--url", broker.url_for(r.protocol), "--destinations", q, "--count", str(count)]
+    return (r.client.argv("producer") + common + ["--size", str(size), "--records", str(prec)],
+            r.client.argv("consumer") + common + ["--records", str(crec)])
+
+
+def _client_rates(r: clients.Resolved, count: int, prec: Path, crec: Path,
+                  send_events: list[dict]) -> tuple[float, float, float]:
+    """(send msg/s to the broker's confirmation of the last message, receive msg/s first to
+    last message, send msg/s to the last send call as ActiveMQ's CLI producer times itself:
+    its asynchronous sends return before the broker has the message)."""
     sent = measure.read_producer_records(prec)
     got = measure.read_consumer_records(crec)
     if len(got) != count:
         raise PerfError(f"client {r.label} received {len(got)} of {count}")
     # the send ends when the broker confirmed the last message (the producer's burst line)
-    confirmed = max((e["_rx_ns"] for e in sent_evs if e.get("event") == "burst"),
+    confirmed = max((e["_rx_ns"] for e in send_events if e.get("event") == "burst"),
                     default=max(t for *_, t in sent))
     first, last_call = min(t for *_, t in sent), max(t for *_, t in sent)
     return (
         _rate(count, first, max(confirmed, last_call)),
         _rate(count, min(x.recv_ns for x in got), max(x.recv_ns for x in got)),
-        # as ActiveMQ's CLI producer times itself: to its last send call (asynchronous sends
-        # return before the broker has the message)
         _rate(count, first, last_call),
     )
+
+
+def client_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str, work: Path):
+    """Our producer sends the burst into an empty queue, then our consumer drains it."""
+    prec, crec = work / f"{tag}-p.tsv", work / f"{tag}-c.tsv"
+    send, recv = _client_argvs(broker, r, f"perf.{tag}.{uuid.uuid4().hex[:6]}", count, size,
+                               prec, crec)
+    sent_evs = _run_to_end(sup, f"client-send-{tag}", send, 600)
+    _run_to_end(sup, f"client-recv-{tag}", recv, 600)
+    return _client_rates(r, count, prec, crec, sent_evs)
 
 
 def client_pair_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str,
                      work: Path):
     """Our producer and consumer at the same time on one queue (the consumer subscribed
-    first): send msg/s to the broker's confirmation of the last message, receive msg/s from
-    the first to the last message received."""
-    url = broker.url_for(r.protocol)
-    q = f"perf.pair.{tag}.{uuid.uuid4().hex[:6]}"
+    first)."""
     prec, crec = work / f"{tag}-pair-p.tsv", work / f"{tag}-pair-c.tsv"
-    common = ["--url", url, "--destinations", q, "--count", str(count)]
+    send, recv = _client_argvs(broker, r, f"perf.pair.{tag}.{uuid.uuid4().hex[:6]}", count,
+                               size, prec, crec)
     cname, pname = f"pair-recv-{tag}", f"pair-send-{tag}"
-    evs = _run_together(
-        sup,
-        (cname, r.client.argv("consumer") + common + ["--records", str(crec)]),
-        (pname, r.client.argv("producer") + common + ["--size", str(size), "--records",
-                                                       str(prec)]),
-        lambda c, e: any(x.get("event") == "ready" for x in e),
-        600,
-    )
-    sent = measure.read_producer_records(prec)
-    got = measure.read_consumer_records(crec)
-    if len(got) != count:
-        raise PerfError(f"client {r.label} (together) received {len(got)} of {count}")
-    confirmed = max((e["_rx_ns"] for e in evs[pname] if e.get("event") == "burst"),
-                    default=max(t for *_, t in sent))
-    first, last_call = min(t for *_, t in sent), max(t for *_, t in sent)
-    return (
-        _rate(count, first, max(confirmed, last_call)),
-        _rate(count, min(x.recv_ns for x in got), max(x.recv_ns for x in got)),
-        _rate(count, first, last_call),
-    )
+    evs = _run_together(sup, (cname, recv), (pname, send),
+                        lambda c, e: any(x.get("event") == "ready" for x in e), 600)
+    return _client_rates(r, count, prec, crec, evs[pname])
 
 
 _CONSOLE = paths.CLIENTS / "java" / "target" / "console-lib"

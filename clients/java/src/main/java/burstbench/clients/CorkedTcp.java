@@ -1,6 +1,8 @@
 package burstbench.clients;
 
+import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.lang.reflect.Field;
 import java.net.URI;
 import java.net.UnknownHostException;
@@ -29,7 +31,8 @@ import org.apache.activemq.wireformat.WireFormat;
  * per acknowledgement here, and a read per command at the broker. The commands, their order
  * and their bytes stay as they were; only when they reach the socket changes. Any other
  * command flushes everything before it returns (keep-alives, close, commits, anything that
- * wants a response), and so does the {@link #MAX_HELD}th held one. What it costs: if this
+ * wants a response, anything over 1 KiB), and so does the one that would make more than
+ * {@link #MAX_HELD} held commands or 4 KiB held. What it costs: if this
  * process dies, up to MAX_HELD commands had not reached the broker. For acks the broker then
  * redelivers those messages, as it does the last message of an AUTO_ACKNOWLEDGE session that
  * dies after its listener returned; for sends they are lost with the process, as asynchronous
@@ -40,6 +43,8 @@ import org.apache.activemq.wireformat.WireFormat;
  */
 final class CorkedTcp extends TcpTransportFactory {
     static final int MAX_HELD = 32;
+    static final int MAX_HELD_COMMAND = 1024;
+    static final int MAX_HELD_BYTES = 4096;
     private static final String SCHEME = "bbtcp";
     private static boolean registered;
 
@@ -81,25 +86,56 @@ final class CorkedTcp extends TcpTransportFactory {
     }
 
     static final class Transport extends TcpTransport {
-        private int held;   // acks in the buffer, not flushed (writers are serialised by MutexTransport above)
+        // writers are serialised by the MutexTransport above us
+        private int held;        // commands in the buffer, not flushed
+        private int heldBytes;   // their size
+        private Counting out;
 
         Transport(WireFormat wf, SocketFactory sf, URI location, URI local) throws UnknownHostException, IOException {
             super(wf, sf, location, local);
         }
 
         @Override
+        protected void initializeStreams() throws Exception {
+            super.initializeStreams();
+            out = new Counting((OutputStream) buffOut);
+            dataOut = out;
+        }
+
+        @Override
         public void oneway(Object command) throws IOException {
             checkStarted();
             wireFormat.marshal(command, dataOut);
-            boolean hold = held < MAX_HELD && (command instanceof MessageAck
-                    ? moreWaiting.getAsBoolean()
-                    : holdSends && command instanceof Message && !((Message) command).isResponseRequired());
+            int bytes = out.take();
+            // Held commands stay within half the 8 KiB buffer and each is at most 1 KiB, so
+            // the buffer never writes a held command in two parts (a held tail would wait for
+            // the next write: with Nagle on, 4 KiB sends then stalled ~200 ms at a time).
+            boolean hold = held < MAX_HELD && bytes <= MAX_HELD_COMMAND
+                    && heldBytes + bytes <= MAX_HELD_BYTES
+                    && (command instanceof MessageAck
+                        ? moreWaiting.getAsBoolean()
+                        : holdSends && command instanceof Message && !((Message) command).isResponseRequired());
             if (hold) {
                 held++;
+                heldBytes += bytes;
                 return;
             }
             held = 0;
+            heldBytes = 0;
             dataOut.flush();
+        }
+    }
+
+    /** DataOutputStream whose byte count can be taken and reset (it saturates at 2 GiB otherwise). */
+    private static final class Counting extends DataOutputStream {
+        Counting(OutputStream out) {
+            super(out);
+        }
+
+        int take() {
+            int n = written;
+            written = 0;
+            return n;
         }
     }
 }
