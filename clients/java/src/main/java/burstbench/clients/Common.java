@@ -235,9 +235,9 @@ final class Common {
         }
         b.append("  --flush-each           write every command to the socket at once, as activemq-client does\n")
          .append(p ? "                         (default on tcp://: at full speed an asynchronous send may wait for\n"
-                     + "                         the next one, at most 32)\n"
+                     + "                         the next one: at most 32 commands, 4 KiB, none over 1 KiB)\n"
                    : "                         (default on tcp:// with auto/dups-ok: an ack may wait for the next\n"
-                     + "                         write while the next message is already here, at most 32)\n")
+                     + "                         write while the next message is already here: at most 32, 4 KiB)\n")
          .append("  --tx-batch N           transacted session, commit every N messages (default 0 = none)\n")
          .append("  --id ID                process id [A-Za-z0-9_.-]{1,64} (default ").append(p ? "p1" : "c1").append(")\n")
          .append("  --records PATH         write the raw records (TSV) there when stopping\n")
