@@ -174,6 +174,12 @@ sub parse_args {
     $o{dests} = \@dests;
 
     parse_url(\%o);
+    # Net::Stomp speaks TLS through IO::Socket::SSL, which it loads only when it connects
+    # (and then retries until the timeout): a missing module is a bad request here, at once.
+    if ($o{ssl} && !eval { require IO::Socket::SSL; 1 }) {
+        fail(2, "stomp+ssl:// needs the Perl module IO::Socket::SSL, which is not installed "
+              . "(Debian: apt-get install libio-socket-ssl-perl; or run ./bench setup)");
+    }
 
     if ($role eq 'producer') {
         _num_opt(\%o, 'rate');
