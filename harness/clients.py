@@ -2,6 +2,12 @@
 
 A client speaks clients/contract.md. A *spec* names one on the command line: its name or an
 alias, optionally with a transport — ``stompjs``, ``node:tcp``, ``perl``.
+
+A client named after a library (``net-stomp``, ``stomp-py``, ``stompjs``, ``openwire-jms``)
+uses that library's public API and documented options only: it measures what the library's
+users get. Faster paths (own parsers, overrides, reflection, custom transports) live in
+*tuned* entries (``stomp-py-tuned``...) whose code is in files named ``tuned``/``Tuned``; they
+are never a default and their name says what they are wherever a figure appears.
 """
 
 from __future__ import annotations
@@ -45,6 +51,11 @@ class Client:
     loops: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     notes: str = ""
     extra_env: dict = field(default_factory=dict)
+    tuned_of: str | None = None  # a tuned entry names the stock client it speeds up
+
+    @property
+    def tuned(self) -> bool:
+        return self.tuned_of is not None
 
     def argv(self, role: str) -> list[str]:
         return list(self.producer if role == "producer" else self.consumer)
@@ -150,8 +161,75 @@ REGISTRY: tuple[Client, ...] = (
     ),
 )
 
-# The four languages of the pair matrix (the bridge joins where a test names it).
+# Tuned entries: the same programs with faster paths than the library's public API, loaded
+# from files named tuned/Tuned (tests/test_stock_clients.py keeps the stock files clean).
+_STOCK = {c.name: c for c in REGISTRY}
+
+
+def _tuned(stock: str, producer: tuple[str, ...], consumer: tuple[str, ...], notes: str) -> Client:
+    s = _STOCK[stock]
+    return Client(
+        name=f"{stock}-tuned",
+        language=s.language,
+        aliases=(),
+        library=s.library,
+        transports=s.transports,
+        default_transport=s.default_transport,
+        producer=producer,
+        consumer=consumer,
+        toolchain=s.toolchain,
+        built=s.built,
+        ack_modes=s.ack_modes,
+        notes=notes,
+        extra_env=s.extra_env,
+        tuned_of=stock,
+    )
+
+
+_PERL = CLIENTS / "perl"
+_PY = CLIENTS / "python"
+_NODE = CLIENTS / "node"
+REGISTRY += (
+    _tuned(
+        "net-stomp",
+        ("perl", "-I", str(_PERL), "-MTuned", str(_PERL / "producer.pl")),
+        ("perl", "-I", str(_PERL), "-MTuned", str(_PERL / "consumer.pl")),
+        "Net::Stomp's wire path replaced: one-pass frame parser, SEND built as one string, "
+        "no getpeername per frame",
+    ),
+    _tuned(
+        "stomp-py",
+        (sys.executable, str(_PY / "tuned.py"), str(_PY / "producer.py")),
+        (sys.executable, str(_PY / "tuned.py"), str(_PY / "consumer.py")),
+        "stomp.py's frame parser replaced, MESSAGE frames handed past the listener "
+        "dispatch, blocking socket, cyclic GC off",
+    ),
+    _tuned(
+        "stompjs",
+        ("node", str(_NODE / "tuned.mjs"), str(_NODE / "producer.mjs")),
+        ("node", str(_NODE / "tuned.mjs"), str(_NODE / "consumer.mjs")),
+        "frames written through stompjs's private _transmit, socket writes corked",
+    ),
+    _tuned(
+        "openwire-jms",
+        ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.tuned.TunedProducer"),
+        ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.tuned.TunedConsumer"),
+        "a private tcp transport holding acks and async sends in the socket buffer "
+        "(reflection on the session), hand-marshalled properties, loose encoding",
+    ),
+)
+
+# The four languages of the pair matrix, stock (the bridge joins where a test names it).
 LANGUAGE_CLIENTS = ("net-stomp", "stomp-py", "stompjs", "openwire-jms")
+
+
+def tuned_clients() -> list[Client]:
+    """The tuned entries, each beside the stock client it speeds up."""
+    return [c for c in REGISTRY if c.tuned]
+
+
+def stock_clients() -> list[Client]:
+    return [c for c in REGISTRY if not c.tuned]
 
 
 class UnknownClient(ValueError):
@@ -183,7 +261,10 @@ def help_text() -> str:
     rows = []
     for c in REGISTRY:
         tr = "|".join(c.transports)
-        rows.append(f"{c.name} ({', '.join(c.aliases)}; transport {tr})")
+        what = [", ".join(c.aliases), f"transport {tr}"] if c.aliases else [f"transport {tr}"]
+        if c.tuned:
+            what.insert(0, f"{c.tuned_of} with faster paths than its library's API")
+        rows.append(f"{c.name} ({'; '.join(what)})")
     return "; ".join(rows)
 
 
