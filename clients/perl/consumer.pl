@@ -71,13 +71,14 @@ sub on_message {
     my ($f) = @_;
     my ($s, $us) = gettimeofday();
     $now = $s * 1000000000 + $us * 1000;
-    my $h = $f->{headers};
+    my $h = $f->headers;
     no warnings 'uninitialized';    # a missing header makes the line fail the check: foreign
     my $line = "$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}";
     if ($line =~ /^[A-Za-z0-9_.-]{1,64}\t(\d{1,18})\t\d{1,18}\t\d{1,19}\z/) {
-        my $b6 = substr($f->{body}, 0, 6);    # body_ok: it starts with the counter's digits
+        my $body = $f->body;
+        my $b6 = substr($body, 0, 6);    # body_ok: it starts with the counter's digits
         my $ok = $b6 ne '' && index(sprintf('%06d', $1 % 1000000), $b6) == 0 ? 1 : 0;
-        my $len = length $f->{body};
+        my $len = length $body;
         my $red = $h->{redelivered} eq 'true' ? 1 : 0;
         $redelivered += $red;
         my $dn = $dname{ $h->{destination} } // dest_name($h->{destination});
@@ -101,8 +102,8 @@ sub on_message {
 
 sub other_frame {
     my ($f) = @_;
-    if ($f->{command} eq 'ERROR') {
-        die 'broker error: ' . ($f->{headers}{message} // '') . ' ' . ($f->{body} // '') . "\n";
+    if ($f->command eq 'ERROR') {
+        die 'broker error: ' . ($f->headers->{message} // '') . ' ' . ($f->body // '') . "\n";
     }
     # RECEIPTs and anything else: nothing to do
 }
@@ -135,10 +136,10 @@ my $rc = eval {
     }
     wait_receipt($stomp, "bb-$id-subscribed", $o->{'connect-timeout'}, \&on_message)
       or die "no receipt for SUBSCRIBE\n";
-    emit('ready', id => $id, role => 'consumer');
+    emit('ready', id => $id, role => 'consumer', tcp_nodelay($stomp));
     $next_tick = Common::now_ns() + 1000000000;
 
-    # The receive loop: receive_frame (Common::Stomp's leaner parser) blocks in select, but
+    # The receive loop: Net::Stomp's receive_frame blocks in select, but
     # for at most 50 ms (gated) or 200 ms, so that stdin, SIGTERM (which also interrupts
     # select) and ticks are noticed. While frames flow, stdin and the clock are looked at
     # every 50 ms (on the receive timestamps), never per message.
@@ -146,7 +147,7 @@ my $rc = eval {
     while (!$stop) {
         my $f = $stomp->receive_frame($wait);
         if ($f) {
-            if ($f->{command} eq 'MESSAGE') { on_message($f) } else { other_frame($f) }
+            if ($f->command eq 'MESSAGE') { on_message($f) } else { other_frame($f) }
             housekeeping($now) if $now >= $next_check;
             next;
         }

@@ -119,7 +119,7 @@ sub run_burst {
 }
 
 my $rc = eval {
-    emit('ready', id => $id, role => 'producer');
+    emit('ready', id => $id, role => 'producer', tcp_nodelay($stomp));
     if ($o->{gate}) {
         my $in = StdinLines->new;
         my $b = 0;

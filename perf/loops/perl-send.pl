@@ -1,10 +1,13 @@
 #!/usr/bin/perl
 # Minimal Net::Stomp send loop (reference for clients/perl): URL QUEUE COUNT SIZE
 use strict; use warnings; use Net::Stomp; use Time::HiRes qw(gettimeofday);
+use FindBin; use lib "$FindBin::Bin/../../clients/perl"; use Common ();  # the stock client's bug fixes
 my ($url, $queue, $count, $size) = @ARGV;
 my ($ssl, $host, $port) = $url =~ m{^stomp(\+ssl)?://([^/:]+):(\d+)/?$} or die "usage: $0 stomp://HOST:PORT QUEUE COUNT SIZE\n";
-my $stomp = Net::Stomp->new({ hostname => $host, port => $port, ssl => $ssl ? 1 : 0 });
+my $stomp = Net::Stomp->new({ hostname => $host, port => $port, ssl => $ssl ? 1 : 0, timeout => 10,
+                              initial_reconnect_attempts => 1, reconnect_attempts => 1, connect_delay => 0 });
 $stomp->connect({})->command eq 'CONNECTED' or die "not connected\n";
+$stomp->timeout(undef);  # as the client: the connect timeout only
 my $fill = 'x' x ($size > 6 ? $size - 6 : 0);
 my ($t0, $t1);
 for my $i (0 .. $count - 1) {  # the same message the bench sends: 4 headers, counter + 'x'
