@@ -1,4 +1,4 @@
-"""The stomp.py client's frame parser (clients/python/common.py) against the library's own."""
+"""The tuned stomp.py client's frame parser (clients/python/tuned.py) against the library's own."""
 
 import sys
 
@@ -7,7 +7,7 @@ import pytest
 from harness import paths
 
 sys.path.insert(0, str(paths.CLIENTS / "python"))
-import common
+import tuned
 import stomp.utils
 
 FRAMES = [
@@ -27,7 +27,7 @@ FRAMES = [
 
 @pytest.mark.parametrize("raw", FRAMES, ids=range(len(FRAMES)))
 def test_parse_frame_gives_what_the_library_gives(raw):
-    ours, theirs = common.parse_frame(raw), stomp.utils.parse_frame(raw)
+    ours, theirs = tuned.parse_frame(raw), stomp.utils.parse_frame(raw)
     if theirs is None:
         assert ours is None
         return

@@ -8,6 +8,7 @@ import json
 import logging
 import re
 import signal
+import socket
 import sys
 import threading
 import time
@@ -124,70 +125,13 @@ def parse(role: str, argv=None) -> argparse.Namespace:
     return args
 
 
-# -- a leaner receive path -------------------------------------------------------------------
-# stomp.py 9.0.0 spends ~20 us parsing each frame (regexes, a re.sub per header, a copy of the
-# headers) and then dispatches it twice (before_message, message) to every listener under a
-# lock. parse_frame below gives the same Frame for the frames a broker sends (it falls back to
-# the library's parser for anything unusual); fast_messages() hands MESSAGE frames straight to
-# the bench's listener. tests/test_stomp_py_parser.py compares the two parsers.
-_UNESCAPE = re.compile(r"\\.")
-
-
-def _unescape(text: str) -> str:
-    if "\\" not in text:
-        return text
-    if "\\\\" not in text:  # every backslash starts an escape: plain replaces are exact
-        return text.replace("\\c", ":").replace("\\n", "\n").replace("\\r", "\r")
-    return _UNESCAPE.sub(stomp.utils._unescape_header, text)
-
-
-def parse_frame(frame: bytes):
-    end = frame.find(b"\n\n")
-    if end < 0 or b"\r" in frame[:end]:
-        return stomp.utils.parse_frame(frame)
-    lines = frame[:end].decode().split("\n")
-    first = 0
-    while first < len(lines) and not lines[first]:
-        first += 1
-    if first >= len(lines):
-        return None
-    headers = {}
-    for line in lines[first + 1 :]:
-        key, sep, value = line.partition(":")
-        if not sep or not key:
-            continue
-        if "\\" in line:
-            key, value = _unescape(key), _unescape(value)
-        if key not in headers:
-            headers[key] = value
-    f = stomp.utils.Frame.__new__(stomp.utils.Frame)
-    f.cmd, f.headers, f.body = lines[first], headers, frame[end + 2 :]
-    f.original_headers = headers  # (the library keeps a copy no one reads)
-    return f
-
-
-def fast_messages(conn, listener) -> None:
-    """Parse with parse_frame and give MESSAGE frames to ``listener.on_message`` directly.
-    Only with heart-beats off: stomp.py's heart-beat listener also watches messages."""
-    stomp.transport.parse_frame = parse_frame
-    transport = conn.transport
-    library = transport.process_frame
-    on_message = listener.on_message
-
-    def process_frame(f, frame_str):
-        if f.cmd == "MESSAGE":
-            on_message(f)
-        else:
-            library(f, frame_str)
-
-    transport.process_frame = process_frame
-
-
 def connect(args, listener: Listener | None = None):
     """Connect within --connect-timeout or exit 3 naming the address.
 
     One listener only: stomp.py calls every listener for every frame, so a second one
-    would cost the hot path. Returns the connection and the listener."""
+    would cost the hot path. stomp.py's documented options only: the connect timeout is
+    its ``timeout`` (which stomp.py leaves on the socket), heart-beats off, no reconnects.
+    Returns the connection and the listener."""
     listener = listener or Listener()
     conn = stomp.Connection11(
         [(args.host, args.port)],
@@ -206,13 +150,16 @@ def connect(args, listener: Listener | None = None):
         fail(3, f"cannot connect to {args.url}: {listener.error or type(e).__name__}")
     if time.monotonic() > deadline or not conn.is_connected():
         fail(3, f"cannot connect to {args.url}: {listener.error or 'timed out'}")
-    # stomp.py leaves the connect timeout on the socket; a socket with a timeout polls
-    # before every read and write, which costs the hot path dearly: block instead
-    # (plain sockets only: stomp.py's TLS reads depend on the timeout)
-    sock = getattr(conn.transport, "socket", None)
-    if sock is not None and not args.ssl:
-        sock.settimeout(None)
     return conn, listener
+
+
+def tcp_nodelay(conn) -> dict:
+    """The ready line's socket fact: TCP_NODELAY as read back from stomp.py's socket."""
+    sock = getattr(conn.transport, "socket", None)
+    if sock is None:
+        return {"tcp_nodelay": None, "tcp_nodelay_how": "unknown"}
+    on = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    return {"tcp_nodelay": bool(on), "tcp_nodelay_how": "getsockopt"}
 
 
 class Listener(stomp.ConnectionListener):

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gc
 import signal
 import sys
 import threading
@@ -16,11 +15,11 @@ from common import (
     connect,
     emit,
     fail,
-    fast_messages,
     now_ns,
     on_sigterm,
     parse,
     stdin_commands,
+    tcp_nodelay,
 )
 
 
@@ -62,15 +61,11 @@ class Collector(Listener):
 
 def main(argv=None) -> int:
     args = parse("consumer", argv)
-    # Records hold a header dict per message: no cycles, but the cyclic GC would walk them
-    # all again and again as they pile up, slowing receipt as the burst grows.
-    gc.disable()
     signal.signal(signal.SIGTERM, on_sigterm)
     expect = 0 if args.gate else args.count * args.bursts
     collector = Collector(args.ack, args.prefetch, expect)
     conn, _ = connect(args, collector)
     collector.conn = conn
-    fast_messages(conn, collector)
     ack = {"auto": "auto", "client": "client", "client-individual": "client-individual"}[args.ack]
     for i, d in enumerate(args.destinations):
         conn.subscribe(
@@ -84,7 +79,7 @@ def main(argv=None) -> int:
         f"sub-{len(args.destinations) - 1}", args.connect_timeout, conn.is_connected
     ):
         fail(3, f"{args.url} did not confirm the subscriptions")
-    emit("ready", id=args.id, role="consumer")
+    emit("ready", id=args.id, role="consumer", **tcp_nodelay(conn))
     ticker = Ticker(args.id, "received", lambda: len(collector.raw))
     ticker.start()
     try:

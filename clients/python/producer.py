@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gc
 import signal
 import sys
 import time
@@ -19,15 +18,15 @@ from common import (
     on_sigterm,
     parse,
     stdin_commands,
+    tcp_nodelay,
 )
 
 
 def main(argv=None) -> int:
     args = parse("producer", argv)
-    gc.disable()  # the hot loop makes no cycles; the collector would only add pauses
     signal.signal(signal.SIGTERM, on_sigterm)
     conn, receipts = connect(args)
-    emit("ready", id=args.id, role="producer")
+    emit("ready", id=args.id, role="producer", **tcp_nodelay(conn))
 
     pid, count, size = args.id, args.count, args.size
     dests = ["/queue/" + d for d in args.destinations]

@@ -10,7 +10,11 @@ import stomp
 
 url, queue, count, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 u = urlsplit(url)
-conn = stomp.Connection11([(u.hostname, u.port)], auto_decode=False)
+# the stock client's options: connect timeout, no reconnects, heart-beats off
+conn = stomp.Connection11(
+    [(u.hostname, u.port)], reconnect_attempts_max=1, timeout=10.0, auto_decode=False,
+    heartbeats=(0, 0),
+)
 got = threading.Event()
 conn.set_listener(
     "r", type("R", (stomp.ConnectionListener,), {"on_receipt": lambda s, f: got.set()})()
