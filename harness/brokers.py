@@ -71,6 +71,9 @@ class BrokerSpec:
     # queue dispatch in the thread that wakes the queue (a send, an ack) instead of a pooled
     # task: ActiveMQ's policyEntry optimizedDispatch
     optimized_dispatch: bool = False
+    # TCP_NODELAY on the sockets of the OpenWire and STOMP connectors (transport.tcpNoDelay);
+    # off as ActiveMQ ships it (the option is then not written at all)
+    tcp_nodelay: bool = False
     queue_prefetch: int = 1000
     queue_memory_limit: str = "64mb"
     max_page_size: int = 200
@@ -146,19 +149,20 @@ def render(spec: BrokerSpec) -> str:
         spec.persistence, "jdbc"
     )
     h = spec.host
+    nodelay = "&transport.tcpNoDelay=true" if spec.tcp_nodelay else ""
     connectors = [
         {
             "name": "openwire",
             "uri": f"{'ssl' if spec.tls else 'tcp'}://{h}:{spec.openwire_port}"
             "?maximumConnections=4096"
-            "&wireFormat.maxFrameSize=104857600",
+            "&wireFormat.maxFrameSize=104857600" + nodelay,
             "discovery": spec.discovery_uri,
         },
         {
             "name": "stomp",
             "uri": f"{'stomp+ssl' if spec.tls else 'stomp'}://{h}:{spec.stomp_port}"
             "?maximumConnections=4096"
-            "&wireFormat.maxFrameSize=104857600",
+            "&wireFormat.maxFrameSize=104857600" + nodelay,
         },
         {
             "name": "ws",

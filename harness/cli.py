@@ -102,6 +102,10 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
         "--optimized-dispatch", action=argparse.BooleanOptionalAction, default=False,
         help="queues dispatch in the thread that wakes them (a send, an ack) rather than in a "
         "pooled task (ActiveMQ's optimizedDispatch)")
+    p.add_argument(
+        "--tcp-nodelay", action=argparse.BooleanOptionalAction, default=False,
+        help="TCP_NODELAY on the broker's OpenWire and STOMP connectors (transport.tcpNoDelay; "
+        "off as ActiveMQ ships it). The clients keep their libraries' own setting")
 
 
 def spec_from(args) -> PointSpec:
@@ -130,6 +134,7 @@ def spec_from(args) -> PointSpec:
         auth=args.auth,
         producer_flow_control=not args.no_flow_control,
         optimized_dispatch=args.optimized_dispatch,
+        tcp_nodelay=args.tcp_nodelay,
     )
     spec.validate()
     return spec
@@ -315,7 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=100000,
         help="messages per measurement at 6 B (half that at 1 KiB)",
     )
-    p.add_argument("--rounds", type=_int(1), default=3, help="measured rounds after a warm-up")
+    p.add_argument("--rounds", type=_int(1), default=5,
+                   help="measured rounds after a warm-up (loop and client alternate)")
     p.add_argument("--optimized-dispatch", action=argparse.BooleanOptionalAction, default=False,
                    help="the broker's queues dispatch in the waking thread (see bench run --help)")
     p.set_defaults(func=cmd_perf)

@@ -50,6 +50,7 @@ class PointSpec:
     link_delay: str = ""  # refused: this kernel has no netem
     producer_flow_control: bool = True
     optimized_dispatch: bool = False  # the queues' optimizedDispatch (see brokers.BrokerSpec)
+    tcp_nodelay: bool = False  # the broker connectors' transport.tcpNoDelay (see BrokerSpec)
     tls: bool = False  # TLS-only connectors, a throwaway CA, clients verify the broker
     auth: bool = False  # brokers require a user with a generated password
     broker_urls: list[str] = field(default_factory=list)  # brokers the harness did not start
@@ -272,7 +273,7 @@ class Runner:
             specs[name] = brokers.BrokerSpec(
                 name=name, host=host, persistence=spec.persistence,
                 queue_prefetch=spec.prefetch, producer_flow_control=spec.producer_flow_control,
-                optimized_dispatch=spec.optimized_dispatch,
+                optimized_dispatch=spec.optimized_dispatch, tcp_nodelay=spec.tcp_nodelay,
                 openwire_port=brokers.free_port(), stomp_port=brokers.free_port(),
                 ws_port=brokers.free_port(), data_dir=work / f"broker-{name}",
                 discovery_uri=(f"multicast://default?group=bb{tag}"
@@ -381,9 +382,9 @@ class Runner:
         self.placement: dict[str, str] = {}
         self.progress(f"starting {len(cons)} consumer(s)")
         consumers = [start("consumer", i, r) for i, r in enumerate(cons)]
-        _wait_all(sup, consumers, "ready", spec.ready_timeout)
+        self.ready = _wait_all(sup, consumers, "ready", spec.ready_timeout)
         producers = [start("producer", i, r) for i, r in enumerate(prods)]
-        _wait_all(sup, producers, "ready", spec.ready_timeout)
+        self.ready |= _wait_all(sup, producers, "ready", spec.ready_timeout)
 
         received = {c.name: 0 for c in consumers}
         finished: set[str] = set()
@@ -467,9 +468,15 @@ class Runner:
 
     def _collect(self, sup: Supervisor) -> None:
         rec = self.dir / "records"
+        ready = getattr(self, "ready", {})
         for child in sup.children:
+            said = ready.get(child.name, {})
+            socket = ({"tcp_nodelay": said.get("tcp_nodelay"),
+                       "tcp_nodelay_how": said.get("tcp_nodelay_how", "not reported")}
+                      if child.role in ("producer", "consumer") else {})
             self.outcome.processes.append(
                 {
+                    **socket,
                     "name": child.name,
                     "role": child.role,
                     "host": getattr(self, "placement", {}).get(child.name,

@@ -18,8 +18,10 @@ from harness.run import PointSpec, Runner, metrics
 
 pytestmark = pytest.mark.integration
 
-SPECS = [*clients.LANGUAGE_CLIENTS, "stompjs:tcp", "akka-bridge"]
-PAIRS = [*clients.LANGUAGE_CLIENTS]
+# stock clients, the bridge, and every tuned entry: the tuned ones speak the same contract
+TUNED = [c.name for c in clients.tuned_clients()]
+SPECS = [*clients.LANGUAGE_CLIENTS, "stompjs:tcp", "akka-bridge", *TUNED, "stompjs-tuned:tcp"]
+PAIRS = [*clients.LANGUAGE_CLIENTS, *TUNED]
 
 
 def _url(broker, r):
@@ -288,7 +290,7 @@ def test_pair_headers_and_bodies_survive(prod_spec, cons_spec, shared_broker, tm
 
 
 def test_four_languages_compete_on_one_queue(tmp_path):
-    specs = [client_or_skip(s).label for s in PAIRS]
+    specs = [client_or_skip(s).label for s in clients.LANGUAGE_CLIENTS]
     spec = PointSpec(
         producer=["net-stomp"] if "net-stomp" in specs else [specs[0]],
         consumer=specs,
