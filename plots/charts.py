@@ -485,6 +485,11 @@ def render_run(run_dir: Path) -> list[Path]:
             written.append(chart_by_category(manifest, pts, "TLS", "tls",
                                              charts / "throughput-by-tls.png",
                                              order=["False", "True"]))
+        elif axis == "tcp-nodelay":
+            written.append(chart_by_category(manifest, pts, "TCP_NODELAY at the broker",
+                                             "tcp_nodelay",
+                                             charts / "throughput-by-tcp-nodelay.png",
+                                             order=["False", "True"]))
         elif axis == "latency":
             written.append(chart_latency(manifest, pts, charts / "latency-vs-load.png"))
         elif axis == "mqperf":

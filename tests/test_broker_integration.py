@@ -211,3 +211,34 @@ def test_the_broker_renders_activemqs_dispatch_default_unless_asked(tmp_path):
     assert 'optimizedDispatch="false"' in brokers.render(spec)
     spec.optimized_dispatch = True
     assert 'optimizedDispatch="true"' in brokers.render(spec)
+
+
+def test_the_broker_renders_tcp_nodelay_only_when_asked(tmp_path):
+    """ActiveMQ as shipped writes no transport.tcpNoDelay; --tcp-nodelay sets it on the
+    OpenWire and STOMP connectors (the WebSocket connector has no such option)."""
+    spec = brokers.BrokerSpec(data_dir=tmp_path, openwire_port=1, stomp_port=2, ws_port=3)
+    assert "tcpNoDelay" not in brokers.render(spec)
+    spec.tcp_nodelay = True
+    text = brokers.render(spec)
+    assert text.count("transport.tcpNoDelay=true") == 2
+
+
+def test_every_client_reports_its_sockets_tcp_nodelay(tmp_path):
+    """Each client says in its ready line whether its socket has TCP_NODELAY and how it knows
+    (read back with getsockopt, or the library's own setting); the point keeps it per process
+    beside the broker's transport.tcpNoDelay."""
+    need_broker_built()
+    names = ["net-stomp", "stomp-py", "stompjs", "openwire-jms"]
+    for name in names:
+        client_or_skip(name)
+    spec = PointSpec(producer=names, consumer=names, producers=4, consumers=4, count=500,
+                     bursts=1, tcp_nodelay=True)
+    out = Runner(spec, tmp_path / "point").run()
+    assert out.status == "ok", out.errors
+    assert out.spec.params()["tcp_nodelay"] is True
+    procs = [p for p in out.processes if p["role"] in ("producer", "consumer")]
+    assert len(procs) == 8
+    for p in procs:
+        assert isinstance(p["tcp_nodelay"], bool), p
+        assert p["tcp_nodelay_how"] in ("getsockopt", "library"), p
+    assert metrics(out)["accounting"]["lost"] == 0
