@@ -1,6 +1,7 @@
-"""The Java clients' held writes (clients/java CorkedTcp): an ack or a full-speed send may wait
-in the socket buffer for the next write. Nothing held may be lost at a clean exit, and the
-command stream must stay what activemq-client would send (same accounting, same order)."""
+"""The tuned Java client's held writes (openwire-jms-tuned, clients/java tuned/HeldWritesTcp): an
+ack or a full-speed send may wait in the socket buffer for the next write. Nothing held may be
+lost at a clean exit, and the command stream must stay what activemq-client would send (same
+accounting, same order). The stock openwire-jms flushes every command, as activemq-client does."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ pytestmark = pytest.mark.integration
 
 @pytest.mark.parametrize("mode", [[], ["--flush-each"]], ids=["held", "flush-each"])
 def test_a_consumer_leaving_a_backlog_acknowledged_everything_it_took(shared_broker, mode, tmp_path):
-    """10,000 queued; the Java consumer takes at least 6,000 from the backlog (so its session
+    """10,000 queued; the tuned Java consumer takes at least 6,000 from the backlog (so its session
     mostly holds a next message and its acks wait) and exits; a stomp.py consumer then gets
     exactly the rest. An ack held and dropped at exit would bring a taken message back (and
     the second consumer would see it again)."""
-    java, py = client_or_skip("openwire-jms"), client_or_skip("stomp-py")
+    java, py = client_or_skip("openwire-jms-tuned"), client_or_skip("stomp-py")
     broker = shared_broker
     q = f"writes.{uuid.uuid4().hex[:8]}"
     p = run_client(java, "producer", ["--url", broker.openwire_url, "--destinations", q,
@@ -50,7 +51,7 @@ def test_a_paced_producer_and_a_trickle_lose_nothing(shared_broker, tmp_path):
     """--rate sends go out one by one; the consumer, never holding a next message for long,
     flushes each ack: 300 messages at 1,000/s all arrive, in order, and the queue is empty
     afterwards (a stomp.py consumer finds nothing left within 2 s)."""
-    java, py = client_or_skip("openwire-jms"), client_or_skip("stomp-py")
+    java, py = client_or_skip("openwire-jms-tuned"), client_or_skip("stomp-py")
     broker = shared_broker
     q = f"writes.{uuid.uuid4().hex[:8]}"
 

@@ -4,14 +4,18 @@ import java.io.BufferedOutputStream;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.PrintStream;
+import java.net.Socket;
+import java.net.SocketException;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.FutureTask;
@@ -20,10 +24,13 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import jakarta.jms.Connection;
 import jakarta.jms.JMSSecurityException;
 
+import org.apache.activemq.ActiveMQConnection;
 import org.apache.activemq.ActiveMQConnectionFactory;
 
 /**
@@ -31,60 +38,73 @@ import org.apache.activemq.ActiveMQConnectionFactory;
  * stdout, the clock, the message body, connecting within --connect-timeout, and the one
  * way to stop (normal end, stdin "stop"/EOF, SIGTERM, or an error exit).
  */
-final class Common {
+public final class Common {
     private Common() {}
 
-    static final String CLIENT = "openwire-jms";
+    public static final String CLIENT = "openwire-jms";
     static final String LIBRARY_VERSION = "6.1.7";
-    static final Pattern ID = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
+    public static final Pattern ID = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
     static final String[] ACK_MODES = {"auto", "client", "client-individual", "dups-ok"};
-    static final String P_PRODUCER = "bb_producer", P_SEQ = "bb_seq", P_BURST = "bb_burst", P_SENT = "bb_sent_ns";
+    public static final String P_PRODUCER = "bb_producer", P_SEQ = "bb_seq", P_BURST = "bb_burst", P_SENT = "bb_sent_ns";
 
     // ------------------------------------------------------------------ options
 
-    static final class Opts {
-        String role;
-        String url;
-        String[] destinations;
-        int count = 1000;
-        int size = 6;
-        int bursts = 1;
-        boolean persistent;
-        boolean asyncSend;
-        boolean flushEach;
-        String ack = "auto";
-        int prefetch = 1000;
-        double rate;
-        int txBatch;
-        String id;
-        String records;
-        boolean gate;
-        String user, password;
-        String ca;
-        double connectTimeout = 10;
+    /** The parsed command line (clients/contract.md's options). */
+    public static final class Opts {
+        public String role;
+        public String url;
+        public String[] destinations;
+        public int count = 1000;
+        public int size = 6;
+        public int bursts = 1;
+        public boolean persistent;
+        public boolean asyncSend;
+        public String ack = "auto";
+        public int prefetch = 1000;
+        public double rate;
+        public int txBatch;
+        public String id;
+        public String records;
+        public boolean gate;
+        public String user, password;
+        public String ca;
+        public double connectTimeout = 10;
+        /** The program's own flags ({@link Program#flags}) that were given. */
+        public final Set<String> flags = new HashSet<>();
 
-        boolean producer() { return role.equals("producer"); }
-        boolean failover() { return url.startsWith("failover:"); }
-        long connectTimeoutMs() { return Math.max(1L, Math.round(connectTimeout * 1000)); }
+        public boolean producer() { return role.equals("producer"); }
+        public boolean failover() { return url.startsWith("failover:"); }
+        public long connectTimeoutMs() { return Math.max(1L, Math.round(connectTimeout * 1000)); }
+    }
+
+    /**
+     * Which program parses the command line: the client name its --version prints, the main
+     * class its --help names, and flags of its own beyond the contract's, each {name, roles
+     * ("p", "c" or "pc"), help lines}.
+     */
+    public record Program(String client, String mainClass, List<String[]> flags) {
+        static Program stock(String role) {
+            return new Program(CLIENT, role.equals("producer") ? Producer.class.getName() : Consumer.class.getName(),
+                    List.of());
+        }
     }
 
     /** One row per option: name, roles ("pc" = both), takes a value. */
     private static final String[][] OPTIONS = {
         {"url", "pc", "v"}, {"destinations", "pc", "v"}, {"count", "pc", "v"}, {"size", "pc", "v"},
         {"bursts", "pc", "v"}, {"persistent", "p", ""}, {"async-send", "p", ""}, {"ack", "c", "v"},
-        {"flush-each", "pc", ""},
         {"prefetch", "c", "v"}, {"rate", "p", "v"}, {"tx-batch", "pc", "v"}, {"id", "pc", "v"},
         {"records", "pc", "v"}, {"gate", "pc", ""}, {"user", "pc", "v"}, {"password", "pc", "v"}, {"ca", "pc", "v"},
         {"connect-timeout", "pc", "v"}, {"version", "pc", ""}, {"help", "pc", ""},
     };
 
     /** Parses and validates; prints help/version or "error: ..." and exits (0 / 2) itself. */
-    static Opts parse(String role, String[] args) {
+    public static Opts parse(String role, String[] args, Program program) {
         for (String a : args) {
-            if (a.equals("--help") || a.equals("-h")) { realOut().print(help(role)); realOut().flush(); System.exit(0); }
+            if (a.equals("--help") || a.equals("-h")) { realOut().print(help(role, program)); realOut().flush(); System.exit(0); }
         }
         for (String a : args) {
-            if (a.equals("--version")) { emitRaw(versionJson()); System.exit(0); }
+            if (a.equals("--version")) { emitRaw(versionJson(program.client())); System.exit(0); }
         }
         Opts o = new Opts();
         o.role = role;
@@ -99,6 +119,7 @@ final class Common {
             if (eq >= 0) { value = name.substring(eq + 1); name = name.substring(0, eq); }
             String[] spec = null;
             for (String[] s : OPTIONS) if (s[0].equals(name)) spec = s;
+            for (String[] f : program.flags()) if (f[0].equals(name)) spec = new String[] {f[0], f[1], ""};
             if (spec == null) usage("unknown option --" + name);
             if (spec[1].indexOf(r) < 0) usage("--" + name + " is not an option of the " + role);
             if (spec[2].isEmpty()) {
@@ -115,7 +136,6 @@ final class Common {
                 case "bursts": o.bursts = intIn(name, value, 1, Integer.MAX_VALUE); break;
                 case "persistent": o.persistent = true; break;
                 case "async-send": o.asyncSend = true; break;
-                case "flush-each": o.flushEach = true; break;
                 case "ack":
                     if (!List.of(ACK_MODES).contains(value)) usage("--ack must be one of auto, client, client-individual, dups-ok (got '" + value + "')");
                     o.ack = value; break;
@@ -137,7 +157,7 @@ final class Common {
                     if (!java.nio.file.Files.isReadable(java.nio.file.Path.of(value))) usage("--ca: cannot read " + value);
                     o.ca = value; break;
                 case "connect-timeout": o.connectTimeout = doubleIn(name, value, 0, 86400, false); break;
-                default: usage("unknown option --" + name);
+                default: o.flags.add(name);   // one of the program's own flags
             }
         }
         if (o.url == null) usage("--url is required");
@@ -190,14 +210,18 @@ final class Common {
 
     private static String fmt(double d) { return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d); }
 
-    static void usage(String msg) {
+    public static void usage(String msg) {
         System.err.println("error: " + msg.replace('\n', ' '));
         System.err.flush();
         System.exit(2);
     }
 
     static String versionJson() {
-        return "{\"client\":\"" + CLIENT + "\",\"library\":\"activemq-client " + libraryVersion()
+        return versionJson(CLIENT);
+    }
+
+    static String versionJson(String client) {
+        return "{\"client\":\"" + client + "\",\"library\":\"activemq-client " + libraryVersion()
             + "\",\"runtime\":\"Java " + System.getProperty("java.version") + "\"}";
     }
 
@@ -207,12 +231,11 @@ final class Common {
         return v == null ? LIBRARY_VERSION : v;
     }
 
-    static String help(String role) {
+    static String help(String role, Program program) {
         boolean p = role.equals("producer");
-        String cls = p ? "Producer" : "Consumer";
         StringBuilder b = new StringBuilder();
-        b.append("usage: java -cp clients/java/target/classes:clients/java/target/lib/* burstbench.clients.")
-         .append(cls).append(" --url URL --destinations Q1[,Q2...] [options]\n\n")
+        b.append("usage: java -cp clients/java/target/classes:clients/java/target/lib/* ")
+         .append(program.mainClass()).append(" --url URL --destinations Q1[,Q2...] [options]\n\n")
          .append(p ? "Sends bursts of BytesMessages over OpenWire (activemq-client, JMS) to queues.\n"
                    : "Receives messages over OpenWire (activemq-client, JMS) from queues, recording each.\n")
          .append("Options take '--name value' or '--name=value'. See clients/contract.md.\n\n")
@@ -233,12 +256,11 @@ final class Common {
              .append("                         client (cumulative, every ceil(prefetch/2)), client-individual, dups-ok\n")
              .append("  --prefetch N           queue prefetch, 1..32767 (default 1000)\n");
         }
-        b.append("  --flush-each           write every command to the socket at once, as activemq-client does\n")
-         .append(p ? "                         (default on tcp://: at full speed an asynchronous send may wait for\n"
-                     + "                         the next one: at most 32 commands, 4 KiB, none over 1 KiB)\n"
-                   : "                         (default on tcp:// with auto/dups-ok: an ack may wait for the next\n"
-                     + "                         write while the next message is already here: at most 32, 4 KiB)\n")
-         .append("  --tx-batch N           transacted session, commit every N messages (default 0 = none)\n")
+        for (String[] f : program.flags()) {
+            if (f[1].indexOf(role.charAt(0)) < 0) continue;
+            for (int i = 2; i < f.length; i++) b.append(f[i]).append('\n');
+        }
+        b.append("  --tx-batch N           transacted session, commit every N messages (default 0 = none)\n")
          .append("  --id ID                process id [A-Za-z0-9_.-]{1,64} (default ").append(p ? "p1" : "c1").append(")\n")
          .append("  --records PATH         write the raw records (TSV) there when stopping\n")
          .append(p ? "  --gate                 read 'go' (send next burst) / 'stop' from stdin\n"
@@ -300,7 +322,7 @@ final class Common {
     }
 
     /** Writes the first min(6, n) digits of the 6-digit zero-padded seq mod 1e6 into dst[0..]. */
-    static void counter(long seq, byte[] dst, int n) {
+    public static void counter(long seq, byte[] dst, int n) {
         int c = (int) (seq % 1_000_000L);
         int k = Math.min(6, n);
         for (int i = 5; i >= 0; i--) {
@@ -311,24 +333,32 @@ final class Common {
 
     // ------------------------------------------------------------------ connecting
 
-    /** A factory for the URL with a bounded connect: socket connect timeout, failover send timeout, response timeout. */
-    static ActiveMQConnectionFactory factory(Opts o) {
-        return factory(o, false);
-    }
-
-    /** ... and with {@code corked}, a plain tcp:// URL goes through {@link CorkedTcp}. */
-    static ActiveMQConnectionFactory factory(Opts o, boolean corked) {
+    /**
+     * The URL with the contract's bounded connect added unless it sets its own: the tcp
+     * transport's {@code connectionTimeout} (tcp/ssl/nio) or failover's {@code timeout}.
+     */
+    public static String connectUrl(Opts o) {
         long ms = o.connectTimeoutMs();
         String url = o.url;
         if (o.failover()) {
             if (!hasParam(url.substring(url.lastIndexOf(')') + 1), "timeout")) url = addParam(url, "timeout=" + ms);
-        } else {
-            if (!hasParam(url, "connectionTimeout")) url = addParam(url, "connectionTimeout=" + ms);
-            // OpenWire's loose encoding: a few more bytes per message, less CPU to write and
-            // read them (sends ~10% faster here). The URL may say otherwise.
-            if (!hasParam(url, "wireFormat.tightEncodingEnabled")) url = addParam(url, "wireFormat.tightEncodingEnabled=false");
+        } else if (!hasParam(url, "connectionTimeout")) {
+            url = addParam(url, "connectionTimeout=" + ms);
         }
-        if (corked && url.startsWith("tcp://")) url = CorkedTcp.scheme() + url.substring(3);
+        return url;
+    }
+
+    /** A factory for {@link #connectUrl}: ActiveMQ's defaults plus what the contract's options ask for. */
+    static ActiveMQConnectionFactory factory(Opts o) {
+        return factory(o, connectUrl(o));
+    }
+
+    /**
+     * A factory for {@code url} with the contract's options: credentials, the --ca trust,
+     * a bounded connect ({@code connectResponseTimeout}) and a bounded close (a stop must not
+     * wait 15 s for a broker that is gone). Everything else is ActiveMQ's default.
+     */
+    public static ActiveMQConnectionFactory factory(Opts o, String url) {
         ActiveMQConnectionFactory f;
         if (o.ca != null) {
             // verify the broker against the given CA (ActiveMQ checks the host name too)
@@ -344,8 +374,7 @@ final class Common {
         }
         if (o.user != null) f.setUserName(o.user);
         if (o.password != null) f.setPassword(o.password);
-        f.setConnectResponseTimeout((int) Math.min(Integer.MAX_VALUE, ms));
-        f.setWatchTopicAdvisories(false);   // no temp destinations here: skip the advisory consumer
+        f.setConnectResponseTimeout((int) Math.min(Integer.MAX_VALUE, o.connectTimeoutMs()));
         f.setCloseTimeout(5000);
         return f;
     }
@@ -367,17 +396,41 @@ final class Common {
         return tmf.getTrustManagers();
     }
 
-    private static boolean hasParam(String url, String name) {
+    public static boolean hasParam(String url, String name) {
         int q = url.indexOf('?');
         if (q < 0) return false;
         for (String kv : url.substring(q + 1).split("&")) if (kv.split("=", 2)[0].equals(name)) return true;
         return false;
     }
 
-    private static String addParam(String url, String kv) {
+    public static String addParam(String url, String kv) {
         int q = url.lastIndexOf('?');
         boolean hasQuery = q >= 0 && q > url.lastIndexOf(')');
         return url + (hasQuery ? "&" : "?") + kv;
+    }
+
+    private static final Pattern NODELAY = Pattern.compile("[?&]wireFormat\\.tcpNoDelayEnabled=([A-Za-z]+)");
+
+    /**
+     * The ready line's socket fact: TCP_NODELAY as read back from the connection's socket
+     * (ActiveMQConnection.getTransport().narrow(Socket.class), public API: the tcp, ssl and
+     * nio transports answer with their socket, failover with its connected one), or else what
+     * activemq-client sets: once the wire format is negotiated, its WireFormatNegotiator sets
+     * TCP_NODELAY to the negotiated {@code wireFormat.tcpNoDelayEnabled}, true unless the URL
+     * (or the broker) says false. Nothing here changes the option.
+     */
+    static String nodelayJson(Connection c, Opts o) {
+        if (c instanceof ActiveMQConnection) {
+            try {
+                Socket s = ((ActiveMQConnection) c).getTransport().narrow(Socket.class);
+                if (s != null) return "\"tcp_nodelay\":" + s.getTcpNoDelay() + ",\"tcp_nodelay_how\":\"getsockopt\"";
+            } catch (SocketException | RuntimeException ignored) {
+                // fall through to what the library sets
+            }
+        }
+        boolean on = true;
+        for (Matcher m = NODELAY.matcher(o.url); m.find(); ) on = Boolean.parseBoolean(m.group(1));
+        return "\"tcp_nodelay\":" + on + ",\"tcp_nodelay_how\":\"library\"";
     }
 
     /** Runs the connect/subscribe steps; exits 3 naming the address if they fail or outlast --connect-timeout. */
@@ -413,7 +466,7 @@ final class Common {
         die(1, "error: connection to " + o.url + " failed: " + describe(e));
     }
 
-    static String describe(Throwable e) {
+    public static String describe(Throwable e) {
         Throwable root = e;
         while (root.getCause() != null && root.getCause() != root) root = root.getCause();
         String m = root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();

@@ -13,33 +13,41 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
+import jakarta.jms.BytesMessage;
 import jakarta.jms.Connection;
 import jakarta.jms.DeliveryMode;
 import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.MessageProducer;
 import jakarta.jms.Session;
 
 import org.apache.activemq.ActiveMQConnectionFactory;
 import org.apache.activemq.ActiveMQMessageProducer;
 import org.apache.activemq.AsyncCallback;
-import org.apache.activemq.command.ActiveMQBytesMessage;
-import org.apache.activemq.command.ActiveMQQueue;
-import org.apache.activemq.util.ByteSequence;
 
 /**
  * burstbench producer over OpenWire (clients/contract.md): bursts of BytesMessages carrying
- * bb_producer / bb_seq / bb_burst / bb_sent_ns, the last of each burst confirmed by the broker.
+ * bb_producer / bb_seq / bb_burst / bb_sent_ns as string properties, the last of each burst
+ * confirmed by the broker. Plain JMS on activemq-client with ActiveMQ's defaults.
  *
- * Non-persistent (and --async-send) messages go asynchronously; the burst's last one is sent
- * with an AsyncCallback and waited for, and since the broker handles a connection's commands
- * in order, every earlier message is then in too. Persistent messages are synchronous sends.
- * With --tx-batch the session is transacted and commits every N messages and at burst end.
+ * Non-persistent messages go asynchronously (ActiveMQ's default), and so do persistent ones
+ * with --async-send ({@code useAsyncSend}); the burst's last one is then sent with an
+ * {@link AsyncCallback} (activemq-client 6.1 has no JMS 2 CompletionListener) and waited for,
+ * and since the broker handles a connection's commands in order, every earlier message is
+ * then in too. Persistent messages are otherwise synchronous sends. With --tx-batch the
+ * session is transacted and commits every N messages and at burst end.
+ *
+ * {@link #connectionFactory()} and {@link #message} are the hooks a variant overrides.
  */
-public final class Producer {
-    private final Common.Opts o;
+public class Producer {
+    static final Common.Program PROGRAM = Common.Program.stock("producer");
+
+    protected final Common.Opts o;
     private volatile Connection conn;
-    private volatile Session session;
-    private ActiveMQMessageProducer[] producers;
-    private byte[] template;
+    /** The one session every message is created and sent in. */
+    protected volatile Session session;
+    private MessageProducer[] producers;
+    private byte[] body;
     private Thread ticker;
 
     private volatile boolean stopRequested;
@@ -48,24 +56,37 @@ public final class Producer {
     private int pendingTx;                 // sent in the open transaction
     private long[] sentNs = new long[0];   // records: bb_sent_ns per message, index = seq
 
-    private Producer(Common.Opts o) { this.o = o; }
+    protected Producer(Common.Opts o) { this.o = o; }
 
     public static void main(String[] args) {
-        new Producer(Common.parse("producer", args)).run();
+        new Producer(Common.parse("producer", args, PROGRAM)).run();
     }
 
-    private void run() {
+    /** The connection factory; run() then adds --async-send (useAsyncSend). */
+    protected ActiveMQConnectionFactory connectionFactory() {
+        return Common.factory(o);
+    }
+
+    /**
+     * Message {@code seq} of burst {@code burst}, stamped {@code sentNs}: a BytesMessage of
+     * the body (a counter, then 'x') with the four bench headers as string properties.
+     */
+    protected Message message(int burst, long seq, long sentNs) throws JMSException {
+        BytesMessage m = session.createBytesMessage();
+        Common.counter(seq, body, body.length);
+        m.writeBytes(body);   // (copies: the array is reused)
+        m.setStringProperty(Common.P_PRODUCER, o.id);
+        m.setStringProperty(Common.P_SEQ, Long.toString(seq));
+        m.setStringProperty(Common.P_BURST, Integer.toString(burst));
+        m.setStringProperty(Common.P_SENT, Long.toString(sentNs));
+        return m;
+    }
+
+    protected final void run() {
         Common.installHook(this::finish);
-        Properties.check();
-        boolean async = !o.persistent || o.asyncSend;
         Common.connectWithin(o, () -> {
-            // full-speed asynchronous sends may wait in the socket buffer for the next one
-            // (CorkedTcp; plain tcp:// only); paced sends go out one by one
-            boolean cork = async && o.rate == 0 && !o.flushEach;
-            CorkedTcp.holdSends = cork;
-            ActiveMQConnectionFactory f = Common.factory(o, cork);
-            f.setUseAsyncSend(async);
-            f.setCopyMessageOnSend(false);     // every message is a fresh object: no defensive copy
+            ActiveMQConnectionFactory f = connectionFactory();
+            if (o.asyncSend) f.setUseAsyncSend(true);
             Connection c = f.createConnection();
             conn = c;
             c.setExceptionListener(e -> {
@@ -73,9 +94,9 @@ public final class Producer {
             });
             boolean tx = o.txBatch > 0;
             Session s = c.createSession(tx, tx ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);
-            ActiveMQMessageProducer[] ps = new ActiveMQMessageProducer[o.destinations.length];
+            MessageProducer[] ps = new MessageProducer[o.destinations.length];
             for (int i = 0; i < ps.length; i++) {
-                ps[i] = (ActiveMQMessageProducer) s.createProducer(new ActiveMQQueue(o.destinations[i]));
+                ps[i] = s.createProducer(s.createQueue(o.destinations[i]));
                 ps[i].setDeliveryMode(o.persistent ? DeliveryMode.PERSISTENT : DeliveryMode.NON_PERSISTENT);
             }
             c.start();   // sends ConnectionInfo: authentication happens here at the latest
@@ -83,10 +104,10 @@ public final class Producer {
             producers = ps;
             return c;
         });
-        template = new byte[o.size];
-        Arrays.fill(template, (byte) 'x');
+        body = new byte[o.size];
+        Arrays.fill(body, (byte) 'x');
         if (o.records != null) sentNs = new long[(int) Math.min((long) o.count * o.bursts, 1 << 20)];
-        Common.emit("ready", o.id, "\"role\":\"producer\"");
+        Common.emit("ready", o.id, "\"role\":\"producer\"," + Common.nodelayJson(conn, o));
         ticker = Common.ticker(o.id, "sent", () -> sent);
         try {
             if (o.gate) {
@@ -125,7 +146,6 @@ public final class Producer {
         final boolean tx = o.txBatch > 0;
         final boolean confirmLast = !tx && (!o.persistent || o.asyncSend);
         final double nsPerMsg = o.rate > 0 ? 1e9 / o.rate : 0;
-        final Properties props = new Properties(o.id, burst);
         final long start = Common.nowNs();
         long first = 0, last = 0;
         int i = 0;
@@ -142,16 +162,12 @@ public final class Producer {
             } else {
                 stamp = now = Common.nowNs();
             }
-            ActiveMQBytesMessage m = (ActiveMQBytesMessage) session.createBytesMessage();
-            byte[] body = template.clone();
-            Common.counter(seq, body, body.length);
-            m.setMarshalledProperties(props.encode(seq, stamp));
-            m.setContent(new ByteSequence(body));
-            ActiveMQMessageProducer p = producers[(int) (seq % nd)];
+            Message m = message(burst, seq, stamp);
+            MessageProducer p = producers[(int) (seq % nd)];
             if (i == 0) first = now;
             last = now;
             if (confirmLast && i == count - 1) {
-                sendConfirmed(p, m);
+                sendConfirmed((ActiveMQMessageProducer) p, m);
             } else {
                 p.send(m);
                 if (tx && ++pendingTx >= o.txBatch) { session.commit(); pendingTx = 0; }
@@ -164,82 +180,8 @@ public final class Producer {
         }
     }
 
-    /**
-     * The four bench properties in OpenWire's marshalled form (MarshallingSupport's primitive
-     * map: an int count, then per entry a UTF key, the STRING type byte and a UTF value),
-     * written straight into one array per message. activemq-client would otherwise build a
-     * HashMap, a stream and two Strings per message and marshal them on send: the same bytes,
-     * several times the work. check() compares with activemq-client's own decoding.
-     */
-    static final class Properties {
-        private static final byte STRING = 9;   // MarshallingSupport.STRING_TYPE
-        private final byte[] head;              // count, producer, burst, the seq key and type
-        private final byte[] mid;               // the sent key and type
-        private final int[] tens = new int[20];
-
-        Properties(String producer, int burst) {
-            java.io.ByteArrayOutputStream h = new java.io.ByteArrayOutputStream(64);
-            java.io.ByteArrayOutputStream t = new java.io.ByteArrayOutputStream(16);
-            try {
-                java.io.DataOutputStream d = new java.io.DataOutputStream(h);
-                d.writeInt(4);
-                d.writeUTF(Common.P_PRODUCER); d.writeByte(STRING); d.writeUTF(producer);
-                d.writeUTF(Common.P_BURST); d.writeByte(STRING); d.writeUTF(Integer.toString(burst));
-                d.writeUTF(Common.P_SEQ); d.writeByte(STRING);
-                d = new java.io.DataOutputStream(t);
-                d.writeUTF(Common.P_SENT); d.writeByte(STRING);
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-            head = h.toByteArray();
-            mid = t.toByteArray();
-        }
-
-        ByteSequence encode(long seq, long sent) {
-            int ns = digits(seq), nt = digits(sent);
-            byte[] b = new byte[head.length + 2 + ns + mid.length + 2 + nt];
-            System.arraycopy(head, 0, b, 0, head.length);
-            int at = putUtfDigits(b, head.length, seq, ns);
-            System.arraycopy(mid, 0, b, at, mid.length);
-            putUtfDigits(b, at + mid.length, sent, nt);
-            return new ByteSequence(b);
-        }
-
-        private static int digits(long v) {   // v >= 0
-            int n = 1;
-            while (v >= 10) { v /= 10; n++; }
-            return n;
-        }
-
-        /** A UTF string of the decimal digits of v (ASCII: length = bytes); returns the end. */
-        private static int putUtfDigits(byte[] b, int at, long v, int n) {
-            b[at] = (byte) (n >>> 8);
-            b[at + 1] = (byte) n;
-            int end = at + 2 + n;
-            for (int i = end - 1; i >= at + 2; i--) { b[i] = (byte) ('0' + v % 10); v /= 10; }
-            return end;
-        }
-
-        /** activemq-client decodes what encode() wrote as the map setProperty would have made. */
-        static void check() {
-            long seq = 1234567890123L, sent = 1700000000123456789L;
-            try {
-                ByteSequence bs = new Properties("px-1", 7).encode(seq, sent);
-                java.util.Map<String, Object> got = org.apache.activemq.util.MarshallingSupport.unmarshalPrimitiveMap(
-                        new java.io.DataInputStream(new java.io.ByteArrayInputStream(bs.data, bs.offset, bs.length)));
-                java.util.Map<String, String> want = java.util.Map.of(Common.P_PRODUCER, "px-1", Common.P_BURST, "7",
-                        Common.P_SEQ, Long.toString(seq), Common.P_SENT, Long.toString(sent));
-                java.util.Map<String, String> text = new java.util.HashMap<>();
-                got.forEach((k, v) -> text.put(k, String.valueOf(v)));   // (strings may decode as UTF8Buffer)
-                if (!want.equals(text)) throw new IllegalStateException("decoded " + got + ", expected " + want);
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-    }
-
-    /** Sends with a broker receipt (AsyncCallback) and waits for it. */
-    private void sendConfirmed(ActiveMQMessageProducer p, ActiveMQBytesMessage m) throws JMSException, InterruptedException {
+    /** Sends with a broker receipt (ActiveMQ's AsyncCallback) and waits for it. */
+    private void sendConfirmed(ActiveMQMessageProducer p, Message m) throws JMSException, InterruptedException {
         final CountDownLatch done = new CountDownLatch(1);
         final JMSException[] failure = new JMSException[1];
         p.send(m, new AsyncCallback() {

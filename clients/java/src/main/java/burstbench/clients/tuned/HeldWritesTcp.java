@@ -1,4 +1,4 @@
-package burstbench.clients;
+package burstbench.clients.tuned;
 
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -38,10 +38,11 @@ import org.apache.activemq.wireformat.WireFormat;
  * dies after its listener returned; for sends they are lost with the process, as asynchronous
  * sends still in the socket buffer are.
  *
- * Registered under its own scheme; {@link Common#factory(Common.Opts, boolean)} rewrites a
- * plain tcp:// URL to it (the tcp:// options all apply).
+ * Registered under its own scheme; {@link Tuned#url} rewrites a plain tcp:// URL to it (the
+ * tcp:// options all apply). Not activemq-client's API: a subclass of its TcpTransport, and
+ * reflection on ActiveMQSession's private dispatch queue.
  */
-final class CorkedTcp extends TcpTransportFactory {
+final class HeldWritesTcp extends TcpTransportFactory {
     static final int MAX_HELD = 32;
     static final int MAX_HELD_COMMAND = 1024;
     static final int MAX_HELD_BYTES = 4096;
@@ -55,7 +56,7 @@ final class CorkedTcp extends TcpTransportFactory {
 
     static synchronized String scheme() {
         if (!registered) {
-            TransportFactory.registerTransportFactory(SCHEME, new CorkedTcp());
+            TransportFactory.registerTransportFactory(SCHEME, new HeldWritesTcp());
             registered = true;
         }
         return SCHEME;
@@ -109,7 +110,7 @@ final class CorkedTcp extends TcpTransportFactory {
             int bytes = out.take();
             // Held commands stay within half the 8 KiB buffer and each is at most 1 KiB, so
             // the buffer never writes a held command in two parts (a held tail would wait for
-            // the next write: with Nagle on, 4 KiB sends then stalled ~200 ms at a time).
+            // the next write: 4 KiB sends then stalled ~200 ms at a time).
             boolean hold = held < MAX_HELD && bytes <= MAX_HELD_COMMAND
                     && heldBytes + bytes <= MAX_HELD_BYTES
                     && (command instanceof MessageAck

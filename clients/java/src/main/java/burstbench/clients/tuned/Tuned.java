@@ -1,0 +1,50 @@
+package burstbench.clients.tuned;
+
+import java.util.List;
+
+import org.apache.activemq.ActiveMQConnectionFactory;
+
+import burstbench.clients.Common;
+
+/**
+ * What the tuned producer and consumer (client {@code openwire-jms-tuned}) share: their name,
+ * their --flush-each flag, and a connection factory with their faster settings. The stock
+ * classes do the rest; the tuned ones override their hooks.
+ */
+final class Tuned {
+    private Tuned() {}
+
+    static final String CLIENT = "openwire-jms-tuned";
+    static final String FLUSH_EACH = "flush-each";
+
+    static Common.Program program(String role, Class<?> main) {
+        boolean p = role.equals("producer");
+        String[] flushEach = p
+            ? new String[] {FLUSH_EACH, "p",
+                "  --flush-each           write every command to the socket at once, as activemq-client does",
+                "                         (default on tcp://: at full speed an asynchronous send may wait for",
+                "                         the next one: at most 32 commands, 4 KiB, none over 1 KiB)"}
+            : new String[] {FLUSH_EACH, "c",
+                "  --flush-each           write every command to the socket at once, as activemq-client does",
+                "                         (default on tcp:// with auto/dups-ok: an ack may wait for the next",
+                "                         write while the next message is already here: at most 32, 4 KiB)"};
+        return new Common.Program(CLIENT, main.getName(), List.<String[]>of(flushEach));
+    }
+
+    /**
+     * The stock factory's settings, plus: OpenWire's loose encoding (a few more bytes per
+     * message, less CPU to write and read them; the URL may say otherwise), no advisory
+     * watching (no temporary destinations here), and with {@code hold} a plain tcp:// URL goes
+     * through {@link HeldWritesTcp}.
+     */
+    static ActiveMQConnectionFactory factory(Common.Opts o, boolean hold) {
+        String url = Common.connectUrl(o);
+        if (!o.failover() && !Common.hasParam(url, "wireFormat.tightEncodingEnabled")) {
+            url = Common.addParam(url, "wireFormat.tightEncodingEnabled=false");
+        }
+        if (hold && url.startsWith("tcp://")) url = HeldWritesTcp.scheme() + url.substring(3);
+        ActiveMQConnectionFactory f = Common.factory(o, url);
+        f.setWatchTopicAdvisories(false);
+        return f;
+    }
+}
