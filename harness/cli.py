@@ -193,6 +193,17 @@ def summary(doc: dict) -> str:
             f"out-of-order {a['out_of_order']:,}  foreign {a['foreign']:,}  "
             f"redelivered {a['redelivered']:,}"
         )
+        w = doc.get("broker_witness") or {}
+        if w.get("available"):
+            tot = w["total"]
+            fwd = (f", {w['forwarded_in']:,} forwarded between brokers"
+                   if w["forwarded_in"] else "")
+            lines.append(
+                f"  brokers' counters: enqueued {tot['enqueued']:,}  dequeued "
+                f"{tot['dequeued']:,}{fwd}, left {tot['size']:,}: "
+                + ("agree with the clients" if w["agrees"] else "DISAGREE (see errors)"))
+        elif w:
+            lines.append(f"  brokers' counters: not read ({w.get('why')})")
         busy = doc.get("busiest") or {}
         if busy:
             lines.append(

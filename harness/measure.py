@@ -210,3 +210,64 @@ def latency_ms(received: list[ConsumerRecord], bursts: set[int]) -> dict:
     out["mean"] = statistics.fmean(lat) if lat else math.nan
     out["samples"] = len(lat)
     return out
+
+
+_COUNTERS = ("enqueued", "dequeued", "dispatched", "inflight", "expired", "size")
+
+
+def witness(counts: dict[str, dict], acc: Accounting) -> dict:
+    """The brokers' own counters at the end of a point beside the clients' accounting.
+
+    ``counts``: per broker, the run's queues with ActiveMQ's destination statistics. Each
+    message a producer sent is enqueued once where it was sent and once more on every broker
+    a network bridge forwards it to; each delivery the consumers acknowledged is dequeued
+    once, and so is each message a bridge took away. So, over all brokers:
+
+        forwarded in  = enqueued − sent
+        forwarded out = dequeued − delivered (received + duplicates + foreign)
+
+    and the two must be equal (0 on one broker), with nothing left in a queue or in flight.
+    Anything else is a disagreement the topology does not explain, named in ``problems``.
+    """
+    per_broker = {}
+    problems = []
+    for name, b in sorted(counts.items()):
+        if "error" in b:
+            problems.append(f"{name}: counters unreadable ({b['error']})")
+            continue
+        tot = {k: sum(int(q.get(k, 0)) for q in b.get("queues", {}).values()) for k in _COUNTERS}
+        tot["bridges_forwarded"] = sum(int(x.get("dequeued", 0)) for x in b.get("bridges", []))
+        per_broker[name] = tot
+        for q, v in sorted(b.get("queues", {}).items()):
+            if v.get("size"):
+                problems.append(f"{name} still holds {v['size']:,} message(s) in {q}")
+            if v.get("inflight"):
+                problems.append(f"{name} has {v['inflight']:,} message(s) in flight "
+                                f"(dispatched, never acknowledged) in {q}")
+    total = {k: sum(t[k] for t in per_broker.values()) for k in _COUNTERS}
+    delivered = acc.received + acc.duplicates + acc.foreign
+    fwd_in = total["enqueued"] - acc.sent
+    fwd_out = total["dequeued"] - delivered
+    if per_broker:
+        if fwd_in < 0:
+            problems.append(f"the brokers enqueued {total['enqueued']:,} messages but the "
+                            f"producers' records say {acc.sent:,} were sent")
+        elif fwd_in != fwd_out:
+            problems.append(
+                f"the brokers enqueued {total['enqueued']:,} and dequeued "
+                f"{total['dequeued']:,}; with {acc.sent:,} sent and {delivered:,} delivered to "
+                f"the bench's consumers that is {fwd_in:,} forwarded in but {fwd_out:,} "
+                "forwarded out"
+                + (" (messages taken by someone else?)" if fwd_out > fwd_in else
+                   " (messages enqueued that no producer of the run sent?)"))
+        if len(per_broker) == 1 and fwd_in > 0 and not problems:
+            problems.append(f"one broker, yet {fwd_in:,} more enqueued than sent")
+    return {
+        "brokers": per_broker,
+        "total": total,
+        "delivered": delivered,
+        "forwarded_in": fwd_in,
+        "forwarded_out": fwd_out,
+        "agrees": per_broker != {} and not problems,
+        "problems": problems,
+    }

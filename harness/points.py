@@ -75,6 +75,9 @@ def document(outcome: Outcome, started: str) -> dict:
             )
         if acc["body_errors"]:
             doc["errors"].append(f"{acc['body_errors']} messages with a wrong body")
+        w = m["broker_witness"]
+        if w.get("available") and w["problems"] and not spec.expect_loss:
+            doc["errors"].append("the brokers' counters disagree: " + "; ".join(w["problems"]))
         if doc["errors"] and doc["status"] == "ok":
             doc["status"] = "failed"
     doc["resources"] = {

@@ -9,6 +9,7 @@ throughput comes from the records' timestamps.
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 import subprocess
@@ -156,6 +157,9 @@ class Outcome:
     namespaces: list[str] = field(default_factory=list)
     external: dict = field(default_factory=dict)
     confirmed: dict = field(default_factory=dict)  # burst -> when every producer had its receipt
+    # the brokers' own counters for the run's queues, after each burst, on a stall and at the
+    # end: [{"at": "burst 0" | "stall" | "end", "brokers": {name: {"queues", "bridges"}}}]
+    broker_counts: list[dict] = field(default_factory=list)
 
 
 def _wait_all(
@@ -342,7 +346,8 @@ class Runner:
     def _drive(self, sup: Supervisor) -> None:
         spec = self.spec
         run_tag = uuid.uuid4().hex[:8]
-        dests = [f"bb.{run_tag}.q{i}" for i in range(spec.queues)]
+        self.queue_prefix = f"bb.{run_tag}."
+        dests = [f"{self.queue_prefix}q{i}" for i in range(spec.queues)]
         dest_arg = ",".join(dests)
         prods, cons = spec.slots()
         rec = self.dir / "records"
@@ -350,7 +355,9 @@ class Runner:
         lay = self.layout
 
         def start(role: str, i: int, r: clients.Resolved) -> Child:
-            ident = f"{'p' if role == 'producer' else 'c'}{i + 1}-{r.client.language}"
+            # a tuned entry is named in full wherever its processes appear
+            who = r.client.name if r.client.tuned else r.client.language
+            ident = f"{'p' if role == 'producer' else 'c'}{i + 1}-{who}"
             hosts = lay.producer_hosts if role == "producer" else lay.consumer_hosts
             host = hosts[i % len(hosts)]
             broker = self.brokers[host]
@@ -414,6 +421,7 @@ class Runner:
             target = total_per_burst * (b + 1)
             self._drain(sup, received, target, note)
             wall = time.monotonic() - w0
+            self._witness(sup, f"burst {b}", note)
             cpu = {}
             for c in everyone:
                 now = c.cpu_seconds_now()
@@ -437,9 +445,69 @@ class Runner:
         deadline = time.monotonic() + 30
         while any(c.alive() for c in producers + consumers) and time.monotonic() < deadline:
             time.sleep(0.02)
+        self._final_witness(sup)
         for b in reversed(list(self.brokers.values())):
             if b.child is not None:  # never stop a broker we did not start
                 sup.stop(b.child)
+
+    # -- the brokers' own counters: a second witness beside the clients' records -----------
+    def _witness(self, sup: Supervisor, at: str, on_other=None, keep=True) -> dict[str, dict]:
+        """Every broker the harness started reads out its counters for the run's queues (a
+        ``stats`` line on its stdin, answered from inside the broker); kept in the outcome."""
+        started = {n: b for n, b in self.brokers.items() if b.child is not None}
+        kids = [b.child for b in started.values() if b.child.alive()]
+        if not kids:
+            return {}
+        for c in kids:
+            c.send("stats")
+        got = _wait_all(sup, kids, "stats", 30, on_other=on_other)
+        snap: dict[str, dict] = {}
+        for name, b in started.items():
+            ev = got.get(b.child.name)
+            if ev is None:
+                continue
+            if "error" in ev:
+                snap[name] = {"error": ev["error"]}
+                continue
+            snap[name] = {
+                "queues": {q: v for q, v in ev.get("queues", {}).items()
+                           if q.startswith(self.queue_prefix)},
+                "bridges": ev.get("bridges", []),
+            }
+        if keep:
+            self.outcome.broker_counts.append({"at": at, "brokers": snap})
+        return snap
+
+    def _final_witness(self, sup: Supervisor) -> None:
+        """The end of the point, once the clients are gone: read until two readings agree and
+        nothing is in flight (a store may count its last acknowledgements a moment later)."""
+        deadline = time.monotonic() + 10
+        last = self._witness(sup, "end", keep=False)
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            snap = self._witness(sup, "end", keep=False)
+            settled = snap == last and not any(
+                q.get("inflight") for b in snap.values() for q in b.get("queues", {}).values())
+            last = snap
+            if settled:
+                break
+        if last:
+            self.outcome.broker_counts.append({"at": "end", "brokers": last})
+
+    def _stall_counts(self, sup: Supervisor, note) -> str:
+        """On a stall: the brokers' queue depths and bridge counts go next to the logs, and
+        the error says where the messages wait."""
+        try:
+            snap = self._witness(sup, "stall", note)
+        except PointFailed as e:
+            return f"; the brokers' counters could not be read: {e}"
+        path = sup.log_dir / "stall-broker-counts.json"
+        path.write_text(json.dumps(snap, indent=2))
+        waiting = [f"{name} {q} holds {v['size']:,} ({v['inflight']:,} in flight)"
+                   for name, b in snap.items() for q, v in b.get("queues", {}).items()
+                   if v.get("size") or v.get("inflight")]
+        return (f"; {', '.join(waiting[:6])}{' ...' if len(waiting) > 6 else ''} "
+                f"({path.name})" if waiting else f"; no broker holds any ({path.name})")
 
     def _burst_timeout(self) -> float:
         spec = self.spec
@@ -459,9 +527,10 @@ class Runner:
             if total != last_total:
                 last_total, last_change = total, time.monotonic()
             elif time.monotonic() - last_change > self.spec.drain_timeout:
+                where = self._stall_counts(sup, note)
                 self.outcome.errors.append(
                     f"drain: {total} of {target} messages received, no progress for "
-                    f"{self.spec.drain_timeout:.0f} s"
+                    f"{self.spec.drain_timeout:.0f} s{where}"
                 )
                 _dump_java_threads(sup)
                 return
@@ -526,7 +595,18 @@ def metrics(outcome: Outcome) -> dict:
         "latency_ms": measure.latency_ms(all_received, counted_ids),
         "accounting": acc.as_dict(),
         "busiest": busiest,
+        "broker_witness": _witness_of(outcome, acc),
     }
+
+
+def _witness_of(outcome: Outcome, acc: measure.Accounting) -> dict:
+    """The brokers' counters at the end beside the accounting, and every reading taken."""
+    end = next((c["brokers"] for c in reversed(outcome.broker_counts) if c["at"] == "end"), None)
+    if end is None:
+        why = ("brokers the harness did not start" if outcome.external
+               else "the point ended before the brokers were read")
+        return {"available": False, "why": why, "readings": outcome.broker_counts}
+    return {"available": True, **measure.witness(end, acc), "readings": outcome.broker_counts}
 
 
 def _busiest(outcome: Outcome, counted: set[int]) -> dict:

@@ -125,3 +125,54 @@ def test_read_records(tmp_path):
     q = tmp_path / "p.tsv"
     q.write_text("#producer\tseq\tburst\tsent_ns\np1\t0\t0\t5\n")
     assert measure.read_producer_records(q) == [("p1", 0, 0, 5)]
+
+
+# -- the brokers' counters as a second witness (measure.witness) ----------------------------
+def _q(enq, deq, size=0, inflight=0):
+    return {"enqueued": enq, "dequeued": deq, "dispatched": deq, "inflight": inflight,
+            "expired": 0, "size": size}
+
+
+def _acc(sent, received, duplicates=0, foreign=0):
+    return measure.Accounting(sent=sent, received=received, lost=sent - received,
+                              duplicates=duplicates, foreign=foreign)
+
+
+def test_witness_agrees_on_one_broker_and_across_a_bridge():
+    one = {"a": {"queues": {"bb.x.q0": _q(100, 100)}, "bridges": []}}
+    w = measure.witness(one, _acc(100, 100))
+    assert w["agrees"] and w["forwarded_in"] == 0 and not w["problems"]
+    # forward: A enqueues 100 and the bridge dequeues them; B enqueues 100, consumers dequeue
+    two = {"a": {"queues": {"bb.x.q0": _q(100, 100)},
+                 "bridges": [{"connector": "a-to-b", "enqueued": 100, "dequeued": 100}]},
+           "b": {"queues": {"bb.x.q0": _q(100, 100)}, "bridges": []}}
+    w = measure.witness(two, _acc(100, 100))
+    assert w["agrees"] and w["forwarded_in"] == w["forwarded_out"] == 100
+    assert w["brokers"]["a"]["bridges_forwarded"] == 100
+
+
+def test_witness_names_messages_left_in_a_queue():
+    left = {"b": {"queues": {"bb.x.q3": _q(100, 60, size=40)}, "bridges": []}}
+    w = measure.witness(left, _acc(100, 60))
+    assert not w["agrees"]
+    assert any("b still holds 40 message(s) in bb.x.q3" in p for p in w["problems"])
+
+
+def test_witness_names_a_thief_and_an_outside_sender():
+    stolen = {"a": {"queues": {"bb.x.q0": _q(100, 100)}, "bridges": []}}
+    w = measure.witness(stolen, _acc(100, 97))  # 3 taken by a consumer outside the bench
+    assert not w["agrees"] and "taken by someone else" in w["problems"][0]
+    extra = {"a": {"queues": {"bb.x.q0": _q(101, 101)}, "bridges": []}}
+    w = measure.witness(extra, _acc(100, 100, duplicates=1))  # a copy sent from outside
+    assert not w["agrees"] and "no producer of the run sent" in w["problems"][0]
+    short = {"a": {"queues": {"bb.x.q0": _q(90, 90)}, "bridges": []}}
+    w = measure.witness(short, _acc(100, 90))
+    assert "enqueued 90 messages but the producers' records say 100" in w["problems"][0]
+
+
+def test_witness_reports_messages_in_flight_and_unreadable_counters():
+    w = measure.witness({"a": {"queues": {"q": _q(10, 8, inflight=2)}, "bridges": []}},
+                        _acc(10, 10))
+    assert any("2 message(s) in flight" in p for p in w["problems"])
+    w = measure.witness({"a": {"error": "boom"}}, _acc(10, 10))
+    assert not w["agrees"] and "unreadable" in w["problems"][0]

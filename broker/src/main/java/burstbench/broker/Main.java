@@ -1,7 +1,9 @@
 package burstbench.broker;
 
+import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,6 +15,10 @@ import org.apache.activemq.ActiveMQConnectionMetaData;
 import org.apache.activemq.broker.BrokerFactory;
 import org.apache.activemq.broker.BrokerService;
 import org.apache.activemq.broker.TransportConnector;
+import org.apache.activemq.broker.region.Destination;
+import org.apache.activemq.broker.region.DestinationStatistics;
+import org.apache.activemq.command.ActiveMQDestination;
+import org.apache.activemq.network.NetworkBridge;
 import org.apache.activemq.network.NetworkConnector;
 
 /**
@@ -23,7 +29,11 @@ import org.apache.activemq.network.NetworkConnector;
  * connector is bound: {@code {"event":"ready","broker":NAME,"version":V,"connectors":{...}}}.
  * Everything else goes to stderr. SIGTERM stops the broker cleanly. With {@code --watch-stdin}
  * the broker also stops when its standard input reaches end of file, so a parent that dies
- * (even by SIGKILL) takes its broker with it.
+ * (even by SIGKILL) takes its broker with it, and each line {@code stats} it reads is answered
+ * with one line {@code {"event":"stats",...}}: every queue's own counters (enqueued, dequeued,
+ * dispatched, in flight, expired, size, consumers, producers) and every network bridge's
+ * (enqueued, dequeued), read in the broker's process: the harness's second witness beside the
+ * clients' records.
  *
  * <p>Usage: {@code Main [--watch-stdin] [--check] PATH/activemq.xml}. {@code --check} loads and
  * validates the file without starting anything (exit 0 when the file is accepted).
@@ -122,11 +132,18 @@ public final class Main {
 
     if (watchStdin) {
       Thread watcher = new Thread(() -> {
-        InputStream in = System.in;
-        byte[] buf = new byte[256];
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in,
+            StandardCharsets.UTF_8));
         try {
-          while (in.read(buf) >= 0) {
-            // the parent writes nothing; we only wait for end of file
+          String line;
+          while ((line = in.readLine()) != null) {
+            if (line.strip().equals("stats")) {
+              String json = stats(broker);
+              synchronized (System.out) {
+                System.out.println(json);
+                System.out.flush();
+              }
+            }
           }
         } catch (IOException ignored) {
           // a broken pipe means the same as end of file
@@ -170,6 +187,59 @@ public final class Main {
     }, "burstbench-bridge-watch");
     t.setDaemon(true);
     t.start();
+  }
+
+  /** Every queue's and every network bridge's counters, as one JSON line. */
+  static String stats(BrokerService broker) {
+    StringBuilder out = new StringBuilder();
+    out.append("{\"event\":\"stats\",\"broker\":\"").append(json(broker.getBrokerName()))
+        .append("\",\"t_ns\":").append(epochNanos()).append(",\"queues\":{");
+    boolean first = true;
+    try {
+      for (var e : broker.getRegionBroker().getDestinationMap().entrySet()) {
+        ActiveMQDestination d = e.getKey();
+        if (!d.isQueue() || d.getPhysicalName().startsWith("ActiveMQ.")) {
+          continue;
+        }
+        Destination dest = e.getValue();
+        DestinationStatistics st = dest.getDestinationStatistics();
+        out.append(first ? "" : ",").append('"').append(json(d.getPhysicalName())).append("\":{")
+            .append("\"enqueued\":").append(st.getEnqueues().getCount())
+            .append(",\"dequeued\":").append(st.getDequeues().getCount())
+            .append(",\"dispatched\":").append(st.getDispatched().getCount())
+            .append(",\"inflight\":").append(st.getInflight().getCount())
+            .append(",\"expired\":").append(st.getExpired().getCount())
+            .append(",\"size\":").append(st.getMessages().getCount())
+            .append(",\"consumers\":").append(st.getConsumers().getCount())
+            .append(",\"producers\":").append(st.getProducers().getCount())
+            .append('}');
+        first = false;
+      }
+    } catch (Exception e) {
+      return "{\"event\":\"stats\",\"broker\":\"" + json(broker.getBrokerName())
+          + "\",\"error\":\"" + json(rootMessage(e)) + "\"}";
+    }
+    out.append("},\"bridges\":[");
+    first = true;
+    for (NetworkConnector nc : broker.getNetworkConnectors()) {
+      for (NetworkBridge b : nc.activeBridges()) {
+        out.append(first ? "" : ",").append("{\"connector\":\"").append(json(nc.getName()))
+            .append("\",\"remote\":\"").append(json(String.valueOf(b.getRemoteBrokerName())))
+            .append("\",\"enqueued\":").append(b.getEnqueueCounter())
+            .append(",\"dequeued\":").append(b.getDequeueCounter()).append('}');
+        first = false;
+      }
+    }
+    return out.append("]}").toString();
+  }
+
+  private static long epochNanos() {
+    java.time.Instant now = java.time.Instant.now();
+    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+  }
+
+  private static String json(String s) {
+    return s.replace("\\", "\\\\").replace("\"", "\\\"");
   }
 
   private static String rootMessage(Throwable e) {
