@@ -104,8 +104,10 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
         "pooled task (ActiveMQ's optimizedDispatch)")
     p.add_argument(
         "--tcp-nodelay", action=argparse.BooleanOptionalAction, default=False,
-        help="TCP_NODELAY on the broker's OpenWire and STOMP connectors (transport.tcpNoDelay; "
-        "off as ActiveMQ ships it). The clients keep their libraries' own setting")
+        help="TCP_NODELAY on the broker's STOMP and OpenWire connectors (transport.tcpNoDelay; "
+        "off as ActiveMQ ships it; an OpenWire connection then takes the negotiated "
+        "wireFormat.tcpNoDelayEnabled, true by default). The clients keep their libraries' own "
+        "setting")
 
 
 def spec_from(args) -> PointSpec:

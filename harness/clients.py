@@ -263,7 +263,7 @@ def help_text() -> str:
         tr = "|".join(c.transports)
         what = [", ".join(c.aliases), f"transport {tr}"] if c.aliases else [f"transport {tr}"]
         if c.tuned:
-            what.insert(0, f"{c.tuned_of} with faster paths than its library's API")
+            what.insert(0, f"{c.tuned_of} tuned beyond its library's API")
         rows.append(f"{c.name} ({'; '.join(what)})")
     return "; ".join(rows)
 

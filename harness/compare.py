@@ -36,7 +36,7 @@ def compare(run_a, run_b, threshold: float, out=None) -> int:
         ra, rb = _t(pa, "recv_msgs_per_s"), _t(pb, "recv_msgs_per_s")
         la = (pa.get("latency_ms") or {}).get("p99")
         lb = (pb.get("latency_ms") or {}).get("p99")
-        if not ra or not rb:
+        if not ra or not rb or pa.get("status") != "ok" or pb.get("status") != "ok":
             print(f"{k:<48}{'-':>11}{'-':>11}{'-':>7}  {'':>8}{'':>8}  not comparable "
                   f"({pa.get('status')} / {pb.get('status')})", file=out)
             continue

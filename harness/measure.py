@@ -174,11 +174,12 @@ def per_burst(
         by_burst_sent[b].append(t)
     recv_last: dict[int, int] = {}
     recv_n: Counter = Counter()
+    sent_keys = {(p, s) for p, s, _b, _t in sent}
     seen: set[tuple[str, int]] = set()
     for r in received:
         key = (r.producer, r.seq)
-        if key in seen:
-            continue  # a duplicate is not throughput
+        if key in seen or key not in sent_keys:
+            continue  # a duplicate, or a message this run never sent, is not throughput
         seen.add(key)
         recv_n[r.burst] += 1
         if r.recv_ns > recv_last.get(r.burst, 0):

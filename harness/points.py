@@ -73,6 +73,10 @@ def document(outcome: Outcome, started: str) -> dict:
                 f"{acc['lost']} of {acc['sent']} messages lost "
                 f"(e.g. {', '.join(acc['lost_sample'][:3])})"
             )
+        if acc["duplicates"] and not spec.expect_duplicates:
+            doc["errors"].append(
+                f"{acc['duplicates']} message(s) delivered twice (this point expects each "
+                "message exactly once)")
         if acc["body_errors"]:
             doc["errors"].append(f"{acc['body_errors']} messages with a wrong body")
         w = m["broker_witness"]

@@ -198,11 +198,12 @@ class Run:
         return self.dir / "points" / f"{point_id}.json"
 
     def done_points(self) -> set[str]:
-        """Points already finished (ok or failed for good), for ``--resume``."""
+        """Points finished ok, which ``--resume`` leaves alone: a failed, incomplete or
+        skipped point is measured again."""
         out = set()
         for p in (self.dir / "points").glob("*.json"):
             try:
-                if json.loads(p.read_text()).get("status") in ("ok", "failed", "skipped"):
+                if json.loads(p.read_text()).get("status") == "ok":
                     out.add(p.stem)
             except ValueError:
                 pass

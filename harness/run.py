@@ -56,6 +56,8 @@ class PointSpec:
     auth: bool = False  # brokers require a user with a generated password
     broker_urls: list[str] = field(default_factory=list)  # brokers the harness did not start
     expect_loss: bool = False
+    # a point without faults expects every message exactly once: a duplicate fails it
+    expect_duplicates: bool = False
     drain_timeout: float = 20.0  # seconds without progress before a burst is declared stalled
     ready_timeout: float = 60.0
     label: str = ""

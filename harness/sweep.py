@@ -163,7 +163,8 @@ def figure_of(doc: dict) -> str:
     t = doc.get("throughput") or {}
     a = doc.get("accounting") or {}
     rate = t.get("recv_msgs_per_s")
-    txt = f"{rate:,.0f} msg/s recv" if isinstance(rate, (int, float)) else "no figure"
+    ok = doc.get("status") == "ok" and isinstance(rate, (int, float))
+    txt = f"{rate:,.0f} msg/s recv" if ok else "no figure"
     if a:
         txt += f", lost {a.get('lost', 0)}"
     return f"{doc.get('status', '?')}: {txt}"
@@ -198,7 +199,7 @@ def run_sweep(
     )
     progress = Progress(len(points), skipped=len(points) - len(todo))
     t0 = time.monotonic()
-    failed = 0
+    failed_studies = 0
     status = "complete"
     try:
         for point in todo:
@@ -229,28 +230,52 @@ def run_sweep(
                     },
                 )
             except PointFailed:
-                failed += 1
                 doc = results.load_point(run.point_path(point.id))
             progress.tick(point, figure_of(doc))
-        failed += run_studies(run, profile_name, studies, resume=bool(resume),
-                              external=bool((overrides or {}).get("broker_urls")))
+        failed_studies = run_studies(run, profile_name, studies, resume=bool(resume),
+                                     external=bool((overrides or {}).get("broker_urls")))
     except (Interrupted, KeyboardInterrupt):
         status = "incomplete"
         raise
     finally:
         wall = time.monotonic() - t0
-        if failed and status == "complete":
+        # every point of the sweep counts, measured now or in an earlier invocation
+        verdicts = point_verdicts(run, points)
+        bad = {k: v for k, v in verdicts.items() if v[0] != "ok"}
+        failed = sum(v[0] != "skipped" for v in bad.values()) + failed_studies
+        skipped = sum(v[0] == "skipped" for v in bad.values())
+        if (failed or skipped) and status == "complete":
             status = "failed"
         # (a resumed run's wall time is this invocation's: the earlier ones are in their logs)
-        run.finish(status, failed_points=failed, wall_s=round(wall, 1))
-        print(f"sweep {run.id}: {status} ({failed} failed), {len(todo)} points and "
-              f"{len(studies)} studies in {_dur(wall)}", file=sys.stderr, flush=True)
+        run.finish(status, failed_points=failed, skipped_points=skipped, wall_s=round(wall, 1))
+        print(f"sweep {run.id}: {status}: {len(points) - len(bad)} of {len(points)} points ok, "
+              f"{failed} failed, {skipped} skipped ({len(todo)} points and {len(studies)} "
+              f"studies measured in {_dur(wall)})", file=sys.stderr, flush=True)
+        if bad:
+            print("sweep: not ok: " + "; ".join(f"{k} {v[0]}: {v[1]}"
+                                               for k, v in sorted(bad.items())),
+                  file=sys.stderr, flush=True)
         try:
             for path in charts.render_run(run.dir):
                 print(f"chart: {path}", file=sys.stderr)
         except Exception as e:  # charts must never hide the run's own outcome
             print(f"bench sweep: charts failed: {e}", file=sys.stderr)
-    return run.dir, failed
+    return run.dir, failed + skipped
+
+
+def point_verdicts(run: results.Run, points: list[Point]) -> dict[str, tuple[str, str]]:
+    """Each point of the sweep -> (status, first error) from its result file."""
+    out = {}
+    for point in points:
+        path = run.point_path(point.id)
+        try:
+            doc = results.load_point(path)
+        except (OSError, ValueError):
+            out[point.id] = ("missing", "no result file")
+            continue
+        errors = doc.get("errors") or []
+        out[point.id] = (doc.get("status", "?"), errors[0][:160] if errors else "")
+    return out
 
 
 def _offer_fraction(run: results.Run, point: Point) -> None:
@@ -331,7 +356,7 @@ def main(args) -> int:
     run_dir, failed = run_sweep(args.profile, args.axes, args.resume, overrides or None)
     if failed:
         print(
-            f"bench sweep: error: {failed} point(s) failed; see {run_dir}/summary.csv",
+            f"bench sweep: error: {failed} point(s) failed or skipped; see {run_dir}/summary.csv",
             file=sys.stderr,
         )
         return 1

@@ -62,9 +62,46 @@ def _finish(fig, ax, manifest, points, path: Path, note: str = "") -> Path:
     return path
 
 
+def _ok(p: dict) -> bool:
+    """A point that may become a figure: finished ok, with throughput."""
+    return p.get("status") == "ok" and bool(p.get("throughput"))
+
+
+def why_not(p: dict) -> str:
+    """Why a point is not drawn, in a few words: ``failed: 23,800 lost``, ``skipped: ...``."""
+    errors = p.get("errors") or []
+    if p.get("status") == "skipped":
+        return "skipped: " + (errors[0][:48] if errors else "no reason given")
+    lost = (p.get("accounting") or {}).get("lost")
+    if lost:
+        return f"{p.get('status', 'failed')}: {lost:,} lost"
+    return f"{p.get('status', 'failed')}: " + (errors[0][:48] if errors else "no figure")
+
+
+def _mark_not_drawn(ax, marks: list[tuple[float, str]]) -> None:
+    """A failed or skipped point: a cross on the x axis with its reason, never a value."""
+    for x, text in marks:
+        ax.plot([x], [0], marker="X", color="#c0392b", markersize=9, clip_on=False, zorder=5,
+                linestyle="none")
+        ax.annotate(text, (x, 0), xytext=(3, 6), textcoords="offset points", rotation=90,
+                    fontsize=6.5, color="#c0392b", va="bottom", ha="left")
+
+
+def _not_drawn(points: list[dict], x_key: str) -> list[tuple[object, str, str]]:
+    """(x, series, reason) of every point that is not drawn."""
+    out = []
+    for p in points:
+        if _ok(p):
+            continue
+        s = p.get("sweep", {})
+        x = s.get("x", p.get("parameters", {}).get(x_key))
+        out.append((x, s.get("series") or "default", why_not(p)))
+    return out
+
+
 def _busiest_note(points: list[dict]) -> str:
     """Which process was busiest at the peak receive rate."""
-    ok = [p for p in points if p.get("throughput")]
+    ok = [p for p in points if _ok(p)]
     if not ok:
         return ""
     peak = max(ok, key=lambda p: _num(p["throughput"].get("recv_msgs_per_s")) or 0)
@@ -81,8 +118,7 @@ def _busiest_note(points: list[dict]) -> str:
 def _series(points: list[dict], x_key: str) -> dict[str, list[tuple]]:
     out: dict[str, list[tuple]] = defaultdict(list)
     for p in points:
-        t = p.get("throughput")
-        if not t:
+        if not _ok(p):  # failed, incomplete and skipped points are never data
             continue
         s = p.get("sweep", {})
         label = s.get("series") or p["parameters"].get("label") or "default"
@@ -189,6 +225,8 @@ def chart_by_numeric(
             rotation=90,
             ha="right",
         )
+    _mark_not_drawn(ax, [(float(x), f"{series} {why}") for x, series, why in
+                         _not_drawn(points, x_key) if isinstance(x, (int, float))])
     if logx:
         ax.set_xscale("log", base=2)
     ax.set_xlabel(xlabel)
@@ -237,8 +275,11 @@ def chart_by_category(
 ) -> Path:
     """Grouped bars: send and receive per category value, one group per series."""
     series = _series(points, x_key)
-    cats = order or sorted({str(x) for pts in series.values() for x, _ in pts})
-    cats = [c for c in cats if any(str(x) == c for pts in series.values() for x, _ in pts)]
+    missing = _not_drawn(points, x_key)
+    cats = order or sorted({str(x) for pts in series.values() for x, _ in pts}
+                           | {str(x) for x, _, _ in missing})
+    cats = [c for c in cats if any(str(x) == c for pts in series.values() for x, _ in pts)
+            or any(str(x) == c for x, _, _ in missing)]
     fig, ax = plt.subplots(figsize=(9, 5))
     n = max(1, len(series)) * 2
     width = 0.8 / n
@@ -286,6 +327,10 @@ def chart_by_category(
                         color=REF_STYLE["color"],
                         va="bottom",
                     )
+    labels = sorted(series) or ["default"]
+    _mark_not_drawn(ax, [
+        (cats.index(str(x)) - 0.4 + width * ((labels.index(sr) if sr in labels else 0) * 2 + 1),
+         f"{sr} {why}") for x, sr, why in missing if str(x) in cats])
     ax.set_xticks(range(len(cats)), cats)
     if logy:  # rates that span decades (persistence): a linear axis hides the slow ones
         ax.set_yscale("log")
@@ -301,7 +346,7 @@ def chart_by_category(
 
 def chart_heatmap(manifest, points, path: Path) -> Path:
     """Producer language x consumer language, median receive msg/s annotated."""
-    prods, cons, val = [], [], {}
+    prods, cons, val, reasons = [], [], {}, {}
     for p in points:
         params = p["parameters"]
         pr, co = ",".join(params["producer"]), ",".join(params["consumer"])
@@ -310,13 +355,15 @@ def chart_heatmap(manifest, points, path: Path) -> Path:
         if co not in cons:
             cons.append(co)
         t = p.get("throughput") or {}
-        val[(pr, co)] = _num(t.get("recv_msgs_per_s")) if p.get("status") == "ok" else math.nan
+        val[(pr, co)] = _num(t.get("recv_msgs_per_s")) if _ok(p) else math.nan
+        if not _ok(p):
+            reasons[(pr, co)] = why_not(p).split(":")[0]
     grid = [[val.get((pr, co), math.nan) for co in cons] for pr in prods]
     fig, ax = plt.subplots(figsize=(1.6 * len(cons) + 3, 1.0 * len(prods) + 2.5))
     im = ax.imshow(grid, cmap="viridis", aspect="auto")
     for i, row in enumerate(grid):
         for j, v in enumerate(row):
-            txt = "failed" if math.isnan(v) else f"{v:,.0f}"
+            txt = reasons.get((prods[i], cons[j]), "none") if math.isnan(v) else f"{v:,.0f}"
             ax.text(
                 j,
                 i,
@@ -345,7 +392,7 @@ def chart_latency(manifest, points, path: Path) -> Path:
     rows = []
     for p in points:
         t, lat = p.get("throughput") or {}, p.get("latency_ms") or {}
-        if not t or not lat:
+        if not _ok(p) or not lat:
             continue
         offered = p["parameters"].get("rate", 0) * p["parameters"].get("producers", 1)
         x = offered if offered else _num(t.get("recv_msgs_per_s"))
@@ -408,7 +455,7 @@ def render_run(run_dir: Path) -> list[Path]:
     written = []
     blog = BLOG
     for axis, pts in _by_axis(points).items():
-        if not any(p.get("throughput") for p in pts) and axis != "languages":
+        if not any(_ok(p) for p in pts) and axis != "languages":
             continue
         if axis == "consumers":
             written.append(

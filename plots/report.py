@@ -110,6 +110,8 @@ def render(run_dir: Path) -> Path:
         for p in points:
             t, lat, a = p.get("throughput") or {}, p.get("latency_ms") or {}, \
                 p.get("accounting") or {}
+            if p.get("status") != "ok":  # a failed point's rates are no figure: counts only
+                t, lat = {}, {}
             busy = p.get("busiest") or {}
             rows.append(
                 f"<tr class='{html.escape(p.get('status', ''))}'>"

@@ -176,3 +176,12 @@ def test_witness_reports_messages_in_flight_and_unreadable_counters():
     assert any("2 message(s) in flight" in p for p in w["problems"])
     w = measure.witness({"a": {"error": "boom"}}, _acc(10, 10))
     assert not w["agrees"] and "unreadable" in w["problems"][0]
+
+
+def test_records_of_messages_never_sent_do_not_count_as_throughput():
+    s = 1_000_000_000
+    sent = [("p", i, 0, i * s) for i in range(4)]
+    recvd = [rec("p", i, 0, i * s, (i + 1) * s) for i in range(4)]
+    invented = [rec("p", 99, 0, 0, 2 * s), rec("ghost", 1, 0, 0, 2 * s)]
+    (b,) = measure.per_burst(sent, recvd + invented)
+    assert b.received == 4 and b.recv_msgs_per_s == pytest.approx(1.0)
