@@ -193,8 +193,12 @@ def summary(doc: dict) -> str:
             f"  accounting: sent {a['sent']:,}  received {a['received']:,}  "
             f"lost {a['lost']:,}  duplicates {a['duplicates']:,}  "
             f"out-of-order {a['out_of_order']:,}  foreign {a['foreign']:,}  "
-            f"redelivered {a['redelivered']:,}"
+            f"redelivered {a['redelivered']:,}  corrupt {a.get('corrupt', 0):,}"
         )
+        if a.get("foreign_kinds") or a.get("corrupt_kinds"):
+            kinds = {**{f"foreign ({k})": n for k, n in (a.get("foreign_kinds") or {}).items()},
+                     **{f"corrupt ({k})": n for k, n in (a.get("corrupt_kinds") or {}).items()}}
+            lines.append("  not counted: " + ", ".join(f"{k} {n:,}" for k, n in kinds.items()))
         w = doc.get("broker_witness") or {}
         if w.get("available"):
             tot = w["total"]

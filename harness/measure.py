@@ -13,14 +13,19 @@ Definitions (the README repeats them):
   never an average of per-client percentiles.
 * Accounting: sent (from producer records), received, lost (sent, never received),
   duplicates (received more than once), out of order (per consumer, producer and queue, a
-  sequence number lower than one already seen), foreign (not a bench message, or a bench
-  message this run did not send), body errors (wrong length or counter).
+  sequence number lower than one already seen), foreign (not a bench message, another run's
+  nonce, or a key this run never sent), corrupt (a record of a message this run sent whose
+  body length, body CRC-32, header CRC-32 or ``bb_sent_ns`` is not what the producer sent).
+  The harness decides all of it from the records; a client's own verdict (``body_ok``) is one
+  more check, never the only one. Foreign and corrupt records are never throughput or
+  latency.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+import zlib
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,6 +49,9 @@ class ConsumerRecord:
     body_ok: bool
     redelivered: bool
     dest: str
+    nonce: str = ""  # the message's bb_nonce ("-" when it had none; "" for old records)
+    crc_header: str = ""  # bb_crc32 as received
+    crc_body: str = ""  # CRC-32 the consumer computed over the body it received
 
 
 def read_producer_records(path: Path) -> list[tuple[str, int, int, int]]:
@@ -75,6 +83,7 @@ def read_consumer_records(path: Path) -> list[ConsumerRecord]:
                     c[6] == "1",
                     c[7] == "1",
                     c[8] if len(c) > 8 else "",
+                    *c[9:12],
                 )
             )
     return out
@@ -96,6 +105,40 @@ def spread(values: list[float]) -> dict:
     return {"median": statistics.median(vals), "min": min(vals), "max": max(vals), "n": len(vals)}
 
 
+class BodyCrc:
+    """The CRC-32 of the contract's body of message ``seq`` at ``size`` bytes, without
+    building the body: the body is a 6-digit counter and a constant filler, and
+    crc32(filler, start) is affine in ``start`` over GF(2), so a 32x32 bit matrix (as four
+    byte tables) turns crc32(counter) into crc32(counter + filler)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.tables = None
+        if size <= 6:
+            return
+        filler = b"x" * (size - 6)
+        self.f0 = zlib.crc32(filler, 0)
+        cols = [zlib.crc32(filler, 1 << i) ^ self.f0 for i in range(32)]
+        self.tables = []
+        for k in range(4):
+            table = []
+            for v in range(256):
+                x = 0
+                for j in range(8):
+                    if v >> j & 1:
+                        x ^= cols[8 * k + j]
+                table.append(x)
+            self.tables.append(table)
+
+    def __call__(self, seq: int) -> int:
+        counter = b"%06d" % (seq % 1000000)
+        if self.tables is None:
+            return zlib.crc32(counter[: self.size])
+        c = zlib.crc32(counter)
+        t0, t1, t2, t3 = self.tables
+        return self.f0 ^ t0[c & 255] ^ t1[c >> 8 & 255] ^ t2[c >> 16 & 255] ^ t3[c >> 24]
+
+
 @dataclass
 class Accounting:
     sent: int = 0
@@ -105,14 +148,53 @@ class Accounting:
     out_of_order: int = 0
     foreign: int = 0
     redelivered: int = 0
-    body_errors: int = 0
+    corrupt: int = 0
+    body_errors: int = 0  # (kept for readers of older results: the same as corrupt)
     lost_sample: list[str] = field(default_factory=list)
+    foreign_kinds: dict = field(default_factory=dict)  # why: reported, nonce, never sent
+    corrupt_kinds: dict = field(default_factory=dict)  # length, crc32, crc32_header, sent_ns...
+    corrupt_sample: list[str] = field(default_factory=list)
 
     def ok(self, expect_loss: bool = False) -> bool:
-        return (expect_loss or self.lost == 0) and self.body_errors == 0
+        return (expect_loss or self.lost == 0) and self.corrupt == 0
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def verdict(r: ConsumerRecord, sent_ns: dict, nonce: str | None, size: int | None,
+            crc: BodyCrc | None) -> tuple[str, str]:
+    """("ok" | "foreign" | "corrupt", why) for one record, from the harness's own knowledge:
+    the run's nonce, the keys and send times the producers recorded, and the body the
+    contract defines for (seq, size)."""
+    if nonce is not None and r.nonce != nonce:
+        return "foreign", "another run's nonce" if r.nonce not in ("", "-") else "no nonce"
+    key = (r.producer, r.seq)
+    if key not in sent_ns:
+        return "foreign", "never sent"
+    if size is not None and r.nbytes != size:
+        return "corrupt", "length"
+    if crc is not None:
+        want = f"{crc(r.seq):08x}"
+        if r.crc_body != want:
+            return "corrupt", "crc32" if r.crc_body not in ("", "-") else "no crc32"
+        if r.crc_header != want:
+            return "corrupt", "crc32_header"
+    if r.sent_ns != sent_ns[key]:
+        return "corrupt", "sent_ns"
+    if not r.body_ok:
+        return "corrupt", "counter"
+    return "ok", ""
+
+
+def clean(
+    sent: list[tuple[str, int, int, int]], records: list[ConsumerRecord],
+    nonce: str | None = None, size: int | None = None,
+) -> list[ConsumerRecord]:
+    """The records that may count as throughput and latency (see ``verdict``)."""
+    sent_ns = {(p, s): t for p, s, _b, t in sent}
+    crc = BodyCrc(size) if nonce is not None and size is not None else None
+    return [r for r in records if verdict(r, sent_ns, nonce, size, crc)[0] == "ok"]
 
 
 def account(
@@ -120,24 +202,37 @@ def account(
     received_by_consumer: dict[str, list[ConsumerRecord]],
     foreign_reported: int = 0,
     size: int | None = None,
+    nonce: str | None = None,
 ) -> Accounting:
-    """Match every message sent with what every consumer received."""
+    """Match every message sent with what every consumer received. With the run's
+    ``nonce`` (a real point) every record must carry it and the body's CRC-32; without one
+    (records from before the nonce) the checks that need them are left out."""
     a = Accounting(foreign=foreign_reported)
-    sent_keys = {(p, s) for p, s, _b, _t in sent}
-    a.sent = len(sent_keys)
+    foreign: Counter = Counter({"reported by the clients": foreign_reported}
+                               if foreign_reported else {})
+    corrupt: Counter = Counter()
+    sent_ns = {(p, s): t for p, s, _b, t in sent}
+    crc = BodyCrc(size) if nonce is not None and size is not None else None
+    a.sent = len(sent_ns)
     seen: Counter = Counter()
     for records in received_by_consumer.values():
         last: dict[tuple[str, str], int] = {}
         # order of arrival, not of the file: a client may record after an actor pool
         for r in sorted(records, key=lambda rec: rec.recv_ns):
             key = (r.producer, r.seq)
-            if key not in sent_keys:
+            kind, why = verdict(r, sent_ns, nonce, size, crc)
+            if kind == "foreign":
                 a.foreign += 1
+                foreign[why] += 1
+                continue
+            if kind == "corrupt":
+                a.corrupt += 1
+                corrupt[why] += 1
+                if len(a.corrupt_sample) < 10:
+                    a.corrupt_sample.append(f"{r.producer}#{r.seq} ({why})")
                 continue
             seen[key] += 1
             a.redelivered += r.redelivered
-            if not r.body_ok or (size is not None and r.nbytes != size):
-                a.body_errors += 1
             stream = (r.producer, r.dest)
             prev = last.get(stream)
             if prev is not None and r.seq < prev:
@@ -146,8 +241,10 @@ def account(
                 last[stream] = r.seq
     a.received = len(seen)
     a.duplicates = sum(n - 1 for n in seen.values())
-    missing = sent_keys - seen.keys()
+    missing = sent_ns.keys() - seen.keys()
     a.lost = len(missing)
+    a.body_errors = a.corrupt
+    a.foreign_kinds, a.corrupt_kinds = dict(foreign), dict(corrupt)
     a.lost_sample = [f"{p}#{s}" for p, s in sorted(missing)[:10]]
     return a
 
@@ -225,7 +322,7 @@ def witness(counts: dict[str, dict], acc: Accounting) -> dict:
     once, and so is each message a bridge took away. So, over all brokers:
 
         forwarded in  = enqueued − sent
-        forwarded out = dequeued − delivered (received + duplicates + foreign)
+        forwarded out = dequeued − delivered (received + duplicates + foreign + corrupt)
 
     and the two must be equal (0 on one broker), with nothing left in a queue or in flight.
     Anything else is a disagreement the topology does not explain, named in ``problems``.
@@ -246,7 +343,7 @@ def witness(counts: dict[str, dict], acc: Accounting) -> dict:
                 problems.append(f"{name} has {v['inflight']:,} message(s) in flight "
                                 f"(dispatched, never acknowledged) in {q}")
     total = {k: sum(t[k] for t in per_broker.values()) for k in _COUNTERS}
-    delivered = acc.received + acc.duplicates + acc.foreign
+    delivered = acc.received + acc.duplicates + acc.foreign + acc.corrupt
     fwd_in = total["enqueued"] - acc.sent
     fwd_out = total["dequeued"] - delivered
     if per_broker:

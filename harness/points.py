@@ -58,6 +58,7 @@ def document(outcome: Outcome, started: str) -> dict:
         "status": outcome.status,
         "errors": list(outcome.errors),
         "parameters": spec.params(),
+        "nonce": outcome.nonce,
         "wall_s": round(outcome.wall_s, 2),
     }
     try:
@@ -77,8 +78,10 @@ def document(outcome: Outcome, started: str) -> dict:
             doc["errors"].append(
                 f"{acc['duplicates']} message(s) delivered twice (this point expects each "
                 "message exactly once)")
-        if acc["body_errors"]:
-            doc["errors"].append(f"{acc['body_errors']} messages with a wrong body")
+        if acc["corrupt"]:
+            kinds = ", ".join(f"{n:,} {k}" for k, n in acc["corrupt_kinds"].items())
+            doc["errors"].append(f"{acc['corrupt']:,} corrupt record(s): {kinds} "
+                                 f"(e.g. {', '.join(acc['corrupt_sample'][:3])})")
         w = m["broker_witness"]
         if w.get("available") and w["problems"] and not spec.expect_loss:
             doc["errors"].append("the brokers' counters disagree: " + "; ".join(w["problems"]))

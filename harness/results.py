@@ -29,7 +29,9 @@ from pathlib import Path
 
 from harness import paths
 
-SCHEMA_VERSION = 1
+# 2: a run nonce per point; accounting.corrupt with kinds (foreign_kinds, corrupt_kinds);
+#    broker_witness (the brokers' own counters beside the accounting)
+SCHEMA_VERSION = 2
 SUMMARY_COLUMNS = [
     "point",
     "status",
@@ -240,6 +242,14 @@ def load_point(path: Path) -> dict:
         raise ValueError(
             f"{path}: schema_version {version} is newer than this burstbench ({SCHEMA_VERSION})"
         )
+    if version < 2:  # no nonce, no checksums, no broker witness: say so, invent nothing
+        acc = doc.get("accounting")
+        if isinstance(acc, dict):
+            acc.setdefault("corrupt", acc.get("body_errors", 0))
+        doc.setdefault("nonce", None)
+        doc.setdefault("broker_witness", {"available": False,
+                                          "why": f"schema_version {version} file"})
+        doc["schema_version"] = SCHEMA_VERSION
     return doc
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import secrets
 import shutil
 import subprocess
 import time
@@ -162,6 +163,7 @@ class Outcome:
     # the brokers' own counters for the run's queues, after each burst, on a stall and at the
     # end: [{"at": "burst 0" | "stall" | "end", "brokers": {name: {"queues", "bridges"}}}]
     broker_counts: list[dict] = field(default_factory=list)
+    nonce: str | None = None  # this point's run nonce: every message it sends carries it
 
 
 def _wait_all(
@@ -348,6 +350,7 @@ class Runner:
     def _drive(self, sup: Supervisor) -> None:
         spec = self.spec
         run_tag = uuid.uuid4().hex[:8]
+        self.outcome.nonce = secrets.token_hex(8)
         self.queue_prefix = f"bb.{run_tag}."
         dests = [f"{self.queue_prefix}q{i}" for i in range(spec.queues)]
         dest_arg = ",".join(dests)
@@ -372,6 +375,7 @@ class Runner:
             if spec.tx_batch:
                 argv += ["--tx-batch", str(spec.tx_batch)]
             if role == "producer":
+                argv += ["--nonce", self.outcome.nonce]
                 if spec.persistent:
                     argv.append("--persistent")
                 if spec.rate:
@@ -574,7 +578,10 @@ def metrics(outcome: Outcome) -> dict:
     spec = outcome.spec
     sent = outcome.producer_records
     all_received = [r for recs in outcome.consumer_records.values() for r in recs]
-    acc = measure.account(sent, outcome.consumer_records, outcome.foreign_reported, spec.size)
+    acc = measure.account(sent, outcome.consumer_records, outcome.foreign_reported, spec.size,
+                          nonce=outcome.nonce)
+    # foreign and corrupt records are never throughput or latency
+    all_received = measure.clean(sent, all_received, nonce=outcome.nonce, size=spec.size)
     bursts = measure.per_burst(sent, all_received, outcome.confirmed)
     counted = measure.measured(bursts)
     counted_ids = {b.burst for b in counted}

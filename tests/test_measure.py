@@ -89,13 +89,14 @@ def test_accounting_loss_duplicates_reorder_foreign_body():
     ]  # a bench message this run never sent
     a = measure.account(sent, {"c1": c1, "c2": c2}, foreign_reported=2, size=6)
     assert a.sent == 7
-    assert a.received == 5  # p1#0,1,2  p2#0,1
-    assert a.lost == 2 and a.lost_sample == ["p1#3", "p1#4"]
+    assert a.received == 4  # p1#0,1,2  p2#0 (p2#1 arrived corrupt: not received)
+    assert a.lost == 3 and a.lost_sample == ["p1#3", "p1#4", "p2#1"]
     assert a.duplicates == 1
     assert a.out_of_order == 1
     assert a.foreign == 3  # two reported by consumers + one unknown sender
+    assert a.foreign_kinds == {"reported by the clients": 2, "never sent": 1}
     assert a.redelivered == 1
-    assert a.body_errors == 1
+    assert a.corrupt == a.body_errors == 1 and a.corrupt_kinds == {"length": 1}
     assert not a.ok()
     assert a.ok(expect_loss=True) is False  # body errors still fail
 
@@ -185,3 +186,47 @@ def test_records_of_messages_never_sent_do_not_count_as_throughput():
     invented = [rec("p", 99, 0, 0, 2 * s), rec("ghost", 1, 0, 0, 2 * s)]
     (b,) = measure.per_burst(sent, recvd + invented)
     assert b.received == 4 and b.recv_msgs_per_s == pytest.approx(1.0)
+
+
+# -- nonce and checksums: the harness's own verdict on every record --------------------------
+import zlib  # noqa: E402
+
+
+def _body(seq, size):
+    counter = b"%06d" % (seq % 1000000)
+    return counter + b"x" * (size - 6) if size >= 6 else counter[:size]
+
+
+@pytest.mark.parametrize("size", [1, 5, 6, 7, 100, 4096, 65536])
+def test_body_crc_matches_zlib_over_the_whole_body(size):
+    crc = measure.BodyCrc(size)
+    for seq in (0, 1, 9, 123456, 999999, 1000000, 2345678):
+        assert crc(seq) == zlib.crc32(_body(seq, size)), (size, seq)
+
+
+def _signed(p, seq, sent_ns, size=6, nonce="n1", body=None, header=None):
+    body = _body(seq, size) if body is None else body
+    crc = f"{zlib.crc32(body):08x}"
+    return ConsumerRecord(p, seq, 0, sent_ns, sent_ns + 1000, len(body), True, False, "q",
+                          nonce, header or f"{zlib.crc32(_body(seq, size)):08x}", crc)
+
+
+def test_the_harness_names_forged_stale_and_corrupt_records():
+    sent = [("p1", s, 0, 1000 + s) for s in range(6)]
+    recs = [
+        _signed("p1", 0, 1000),                                  # fine
+        _signed("p1", 1, 1001, nonce="n0"),                      # another run's nonce
+        _signed("p1", 77, 1077),                                 # a key never sent: invented
+        _signed("p1", 2, 9999),                                  # wrong bb_sent_ns
+        _signed("p1", 3, 1003, body=b"000003" + b"y"),           # corrupt body (and length)
+        _signed("p1", 4, 1004, body=b"00000X"),                  # corrupt body, same length
+        _signed("p1", 5, 1005, header="deadbeef"),               # header CRC altered
+    ]
+    a = measure.account(sent, {"c": recs}, size=6, nonce="n1")
+    assert a.received == 1 and a.lost == 5
+    assert a.foreign == 2 and a.foreign_kinds == {"another run's nonce": 1, "never sent": 1}
+    assert a.corrupt == 4
+    assert a.corrupt_kinds == {"sent_ns": 1, "length": 1, "crc32": 1, "crc32_header": 1}
+    assert not a.ok()
+    kept = measure.clean(sent, recs, nonce="n1", size=6)
+    assert [(r.producer, r.seq) for r in kept] == [("p1", 0)]

@@ -6,6 +6,7 @@ use FindBin;
 use lib $FindBin::Bin;
 use Common;
 use Time::HiRes qw(gettimeofday);
+use Compress::Raw::Zlib ();
 
 my $o = parse_args('consumer', @ARGV);
 my $id = $o->{id};
@@ -82,7 +83,9 @@ sub on_message {
         my $red = $h->{redelivered} eq 'true' ? 1 : 0;
         $redelivered += $red;
         my $dn = $dname{ $h->{destination} } // dest_name($h->{destination});
-        $rec .= "$line\t$now\t$len\t$ok\t$red\t$dn\n";
+        my $crc = sprintf('%08x', Compress::Raw::Zlib::crc32($body));
+        my ($nonce, $hcrc) = ($h->{bb_nonce} // '-', $h->{bb_crc32} // '-');
+        $rec .= "$line\t$now\t$len\t$ok\t$red\t$dn\t$nonce\t$hcrc\t$crc\n";
         $stop = 1 if ++$received == $target;
     } else {
         $foreign++;
@@ -164,7 +167,8 @@ my $rc = eval {
     }
     graceful_disconnect($stomp, 10, $mode ? undef : \&on_message);
     write_records($o->{records},
-        "#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest", \$rec);
+        "#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\tnonce"
+        . "\tcrc32_header\tcrc32_body", \$rec);
     emit('done', id => $id, received => $received, foreign => $foreign,
          redelivered => $redelivered);
     1;

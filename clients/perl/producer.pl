@@ -6,6 +6,7 @@ use FindBin;
 use lib $FindBin::Bin;
 use Common;
 use Time::HiRes qw(gettimeofday);
+use Compress::Raw::Zlib ();
 
 my $o = parse_args('producer', @ARGV);
 my $id = $o->{id};
@@ -18,6 +19,7 @@ my $size  = $o->{size};
 my $txn   = $o->{'tx-batch'};
 my $rate  = $o->{rate};
 my $persistent = $o->{persistent};
+my $nonce = $o->{nonce};
 my @qdest = map { "/queue/$_" } @{ $o->{dests} };
 my $nd = @qdest;
 my $filler = $size > 6 ? 'x' x ($size - 6) : '';
@@ -78,7 +80,9 @@ sub run_burst {
                               : substr(sprintf('%06d', $seq % 1000000), 0, $size);
         my %h = (
             destination => $qdest[$seq % $nd], bb_producer => $id, bb_seq => $seq,
-            bb_burst => $b, bb_sent_ns => $sent_ns, bytes_message => 1, body => $body,
+            bb_burst => $b, bb_sent_ns => $sent_ns, bb_nonce => $nonce,
+            bb_crc32 => sprintf('%08x', Compress::Raw::Zlib::crc32($body)),
+            bytes_message => 1, body => $body,
         );
         $h{persistent} = 'true' if $persistent;
         if ($txn) {

@@ -23,6 +23,7 @@ CLIENT = "stomp-py"
 MAX_SIZE = 64 * 1024 * 1024
 _ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _DEST = re.compile(r"^[A-Za-z0-9_.:>*$-]{1,200}$")
+_NONCE = re.compile(r"^[A-Za-z0-9]{1,32}$")
 now_ns = time.time_ns
 
 
@@ -93,6 +94,7 @@ def parser(role: str) -> ArgumentParser:
     if role == "producer":
         p.add_argument("--persistent", action="store_true")
         p.add_argument("--rate", type=float, default=0.0, help="msg/s per producer, 0 = max")
+        p.add_argument("--nonce", default="0", help="run nonce stamped on every message (bb_nonce)")
     else:
         p.add_argument(
             "--ack", default="auto", choices=["auto", "client", "client-individual", "dups-ok"]
@@ -116,6 +118,8 @@ def parse(role: str, argv=None) -> argparse.Namespace:
         p.error("--connect-timeout must be > 0")
     if role == "producer" and args.rate < 0:
         p.error("--rate must be >= 0")
+    if role == "producer" and not _NONCE.match(args.nonce):
+        p.error(f"--nonce must match [A-Za-z0-9]{{1,32}}: {args.nonce!r}")
     if role == "consumer" and args.ack == "dups-ok":
         p.error("--ack dups-ok is not supported by STOMP (use auto, client or client-individual)")
     u = urlsplit(args.url)

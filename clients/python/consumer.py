@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import zlib
 
 import stomp
 from common import (
@@ -40,7 +41,7 @@ class Collector(Listener):
         t = now_ns()
         h = frame.headers
         body = frame.body
-        self.raw.append((t, h, body[:6], len(body)))
+        self.raw.append((t, h, body[:6], len(body), zlib.crc32(body)))
         if self.ack_every:
             self.last = h
             self.unacked += 1
@@ -105,7 +106,7 @@ def main(argv=None) -> int:
             pass
     foreign = redelivered = 0
     lines = []
-    for t, h, prefix, n in collector.raw:
+    for t, h, prefix, n, crc in collector.raw:
         try:
             producer = h["bb_producer"]
             seq = int(h["bb_seq"])
@@ -119,10 +120,12 @@ def main(argv=None) -> int:
         redo = 1 if h.get("redelivered") == "true" else 0
         redelivered += redo
         dest = h.get("destination", "").removeprefix("/queue/")
-        lines.append(f"{producer}\t{seq}\t{burst}\t{sent}\t{t}\t{n}\t{ok}\t{redo}\t{dest}\n")
+        lines.append(f"{producer}\t{seq}\t{burst}\t{sent}\t{t}\t{n}\t{ok}\t{redo}\t{dest}\t"
+                     f"{h.get('bb_nonce', '-')}\t{h.get('bb_crc32', '-')}\t{crc:08x}\n")
     if args.records:
         with open(args.records, "w") as f:
-            f.write("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\n")
+            f.write("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest"
+                    "\tnonce\tcrc32_header\tcrc32_body\n")
             f.writelines(lines)
     emit("done", id=args.id, received=len(lines), foreign=foreign, redelivered=redelivered)
     if lost_connection and expect and len(collector.raw) < expect:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import sys
 import time
+import zlib
 
 import stomp
 from common import (
@@ -32,7 +33,7 @@ def main(argv=None) -> int:
     dests = ["/queue/" + d for d in args.destinations]
     ndest = len(dests)
     filler = b"x" * max(0, size - 6)
-    base = {"bb_producer": pid}
+    base = {"bb_producer": pid, "bb_nonce": args.nonce}
     if args.persistent:
         base["persistent"] = "true"
     times: list[int] = []  # actual send time of each message, seq order across bursts
@@ -68,7 +69,9 @@ def main(argv=None) -> int:
             elif i == count - 1:
                 h["receipt"] = f"{pid}-{b}"
             counter = b"%06d" % (seq % 1000000)
-            send(dests[seq % ndest], counter + filler if size >= 6 else counter[:size], headers=h)
+            body = counter + filler if size >= 6 else counter[:size]
+            h["bb_crc32"] = "%08x" % zlib.crc32(body)
+            send(dests[seq % ndest], body, headers=h)
             append(t)
             if tx is not None and ((i + 1) % args.tx_batch == 0 or i == count - 1):
                 receipt = f"{pid}-{b}-tx{i}"
