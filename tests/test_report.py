@@ -74,3 +74,38 @@ def test_compare_flags_a_regression_beyond_the_spread(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "REGRESSION" in out and "0.50" in out
     assert compare.compare(b.dir, a.dir, threshold=10) == 0  # faster is not a regression
+
+
+def test_a_failed_or_skipped_point_is_a_cross_never_a_figure(tmp_path, monkeypatch):
+    """The consumers chart of a run whose 4-consumer point lost messages and whose 8-consumer
+    point was skipped: the line has the two good points only; each bad one is a cross on the
+    axis with its reason; the report shows no rate for them."""
+    run = _run_with_points(tmp_path)
+    bad = results.load_point(run.point_path("consumers-4"))
+    bad["status"] = "failed"
+    bad["accounting"]["lost"] = 23800
+    bad["errors"] = ["23800 of 80000 messages lost"]
+    run.write_point("consumers-4", bad)
+    run.write_point("consumers-8", {"status": "skipped", "errors": ["--hosts netns needs root"],
+                                    "parameters": {**bad["parameters"], "consumers": 8},
+                                    "sweep": {**bad["sweep"], "x": 8}})
+    drawn = {}
+    real_finish = charts._finish
+
+    def keep(fig, ax, manifest, points, path, note=""):
+        drawn["lines"] = [(tuple(line.get_xdata()), tuple(line.get_ydata()),
+                           line.get_marker()) for line in ax.get_lines()]
+        drawn["texts"] = [t.get_text() for t in ax.texts]
+        return real_finish(fig, ax, manifest, points, path, note)
+
+    monkeypatch.setattr(charts, "_finish", keep)
+    charts.render_run(run.dir)
+    data = [(xs, ys) for xs, ys, marker in drawn["lines"] if marker in ("o", "x")]
+    assert data and all(4 not in xs and 8 not in xs for xs, _ in data), data
+    crosses = [(xs, ys) for xs, ys, marker in drawn["lines"] if marker == "X"]
+    assert sorted(xs[0] for xs, _ in crosses) == [4, 8] and all(ys == (0,) for _, ys in crosses)
+    assert "stomp-py failed: 23,800 lost" in drawn["texts"]
+    assert any(t.startswith("stomp-py skipped: --hosts netns needs root") for t in drawn["texts"])
+    page = (run.dir / "report.html").read_text()
+    row = page.split("consumers-4</td>", 1)[1].split("</tr>", 1)[0]
+    assert "4,000" not in row and "4000" not in row, row
