@@ -1,6 +1,7 @@
 // Shared parts of the burstbench Node clients (see clients/contract.md): options, clock,
 // JSON lines, stdin gate, records, and connecting with @stomp/stompjs over WebSocket (ws)
-// or plain TCP (@stomp/tcp-wrapper).
+// or plain TCP (@stomp/tcp-wrapper). Public, documented API of those libraries only; see
+// README.md for what each choice is and for `wire`, the one place another program may change.
 
 import fs from 'node:fs';
 import net from 'node:net';
@@ -36,7 +37,7 @@ function pkgVersion(spec) {
 
 export function versionLine() {
   return JSON.stringify({
-    client: 'stompjs',
+    client: wire.name,
     library: `@stomp/stompjs ${pkgVersion('@stomp/stompjs')}`,
     runtime: `node ${process.version}`,
     transports: {
@@ -249,47 +250,97 @@ export function parseUrl(url) {
 }
 
 // ---------------------------------------------------------------------------------------
+// extension points
+
+/**
+ * What the stock programs do where a program may do otherwise: a program that imports this
+ * module may replace these entries before it imports producer.mjs or consumer.mjs. The
+ * defaults use the public API of stompjs, ws, @stomp/tcp-wrapper and Node only.
+ */
+export const wire = {
+  /** `client` in the --version line */
+  name: 'stompjs',
+  /** More `new Client({...})` options (documented ones), merged over ours. */
+  clientOptions: {},
+  /**
+   * The socket under @stomp/tcp-wrapper (stomp://, tcp://, stomp+ssl://): what its
+   * documented getSocket() makes, with Node's default socket options (Nagle on), or a
+   * verified TLS socket.
+   */
+  tcpSocket(ep, ca) {
+    if (!ep.tls) return net.createConnection(ep.port, ep.host);
+    const opts = { port: ep.port, host: ep.host, ca };
+    if (!net.isIP(ep.host)) opts.servername = ep.host;
+    return tls.connect(opts);
+  },
+  /**
+   * TCP_NODELAY for the ready line. Node has no public getsockopt, so this is what the code
+   * that makes the socket sets: ws calls socket.setNoDelay() once the WebSocket is open
+   * (ws/lib/websocket.js, setSocket); @stomp/tcp-wrapper's getSocket() is
+   * net.createConnection(port, host) and Node's net and tls leave noDelay false.
+   */
+  socketFacts(conn) {
+    return { tcp_nodelay: conn.kind === 'ws', tcp_nodelay_how: 'library' };
+  },
+  /**
+   * COMMIT the transaction and get a RECEIPT once the broker has handled it. stompjs's
+   * commit() takes no headers, so the receipt rides on the next frame instead: a SUBSCRIBE
+   * (to a topic nobody sends to), which the broker handles after the COMMIT, as it handles a
+   * connection's frames in order; the subscription is dropped at once.
+   */
+  commitWithReceipt(client, txId, receipt) {
+    client.commit(txId);
+    client.subscribe('/topic/burstbench.receipts', () => {}, { id: 'bb-receipt', receipt })
+      .unsubscribe();
+  },
+};
+
+// ---------------------------------------------------------------------------------------
 // connecting
 
-/** TCPWrapper on a Nagle-free socket, or a verified TLS socket (stomp+ssl://). */
-class Socket extends TCPWrapper {
-  constructor(ep, ca) {
-    Socket.next = { ep, ca }; // getSocket runs inside the base constructor, before our fields
-    super(ep.host, ep.port);
-  }
-
-  getSocket(port, host) {
-    const { ep, ca } = Socket.next;
-    let s;
-    if (ep.tls) {
-      const opts = { port, host, ca };
-      if (!net.isIP(host)) opts.servername = host;
-      s = tls.connect(opts);
-    } else {
-      s = net.createConnection({ port, host });
+/** @stomp/tcp-wrapper whose getSocket() (its documented override) is wire.tcpSocket(). */
+function tcpWrapper(ep, ca) {
+  let socket = null;
+  class Wrapper extends TCPWrapper {
+    getSocket() {
+      socket = wire.tcpSocket(ep, ca);
+      return socket;
     }
-    s.setNoDelay(true);
-    this.rawSocket = s; // (assigned from the base constructor: no class field, or it'd be reset)
-    return s;
   }
+  const w = new Wrapper(ep.host, ep.port);
+  return { stompSocket: w, buffered: () => socket.writableLength };
 }
 
 /**
- * ws WebSocket whose incoming frames get a true content-length. ActiveMQ's WebSocket
- * transport sends each STOMP frame as one *text* message: a body that is not valid UTF-8
- * arrives with U+FFFD replacements (longer in UTF-8) but the original byte count in
- * content-length, and stompjs's parser, trusting it, would then lose the following frame.
- * Such a frame (never a bench message) gets its content-length recomputed.
+ * The socket stompjs gets for ws:// (webSocketFactory may return any object with the
+ * WebSocket interface, IStompSocket): a ws WebSocket whose text messages pass one repair.
+ * ActiveMQ's WebSocket transport sends each STOMP frame as one *text* message: a body that
+ * is not valid UTF-8 arrives with U+FFFD replacements (longer in UTF-8) but the original
+ * byte count in content-length, and stompjs's parser, trusting it, would then lose the
+ * following frame. Such a frame (never a bench message) gets its content-length recomputed.
  */
-class StompWebSocket extends WebSocket {
-  set onmessage(fn) {
-    super.onmessage = fn && ((evt) => {
+class ActiveMQWebSocket {
+  constructor(url, protocols, options) {
+    const ws = new WebSocket(url, protocols, options);
+    this.ws = ws;
+    this.onopen = this.onclose = this.onerror = this.onmessage = null;
+    ws.onopen = (evt) => this.onopen?.(evt);
+    ws.onclose = (evt) => this.onclose?.(evt);
+    ws.onerror = (evt) => this.onerror?.(evt);
+    ws.onmessage = (evt) => {
       const d = evt.data;
-      fn(typeof d === 'string' && d.indexOf('\uFFFD') >= 0 ? { data: fixLength(d) } : evt);
-    });
+      this.onmessage?.(typeof d === 'string' && d.indexOf('\uFFFD') >= 0 ? { data: fixLength(d) } : evt);
+    };
   }
 
-  get onmessage() { return super.onmessage; }
+  get url() { return this.ws.url; }
+  get readyState() { return this.ws.readyState; }
+  get binaryType() { return this.ws.binaryType; }
+  set binaryType(t) { this.ws.binaryType = t; }
+  get bufferedAmount() { return this.ws.bufferedAmount; }
+  send(data) { this.ws.send(data); }
+  close(code, reason) { this.ws.close(code, reason); }
+  terminate() { this.ws.terminate(); }
 }
 
 function fixLength(d) {
@@ -307,9 +358,10 @@ const CERT_ERROR = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_T
 /**
  * Connect with stompjs (no reconnect, no heartbeats). Retries refused connections until
  * --connect-timeout; exits 3 naming the address when that passes or the broker refuses the
- * login. Resolves to { client, conn } once CONNECTED; `conn.buffered()` and `conn.drain()`
- * give the socket's write backlog. After that, a lost connection or an ERROR frame calls
- * `hooks.onFatal(msg)` unless `conn.closing` was set.
+ * login. Resolves to { client, conn } once CONNECTED; `conn.buffered()` is the bytes sent
+ * but not yet written to the network (ws's bufferedAmount, the TCP socket's writableLength).
+ * After that, a lost connection or an ERROR frame calls `hooks.onFatal(msg)` unless
+ * `conn.closing` was set.
  */
 export function connect(o, hooks = {}) {
   const ep = o.endpoint;
@@ -318,7 +370,7 @@ export function connect(o, hooks = {}) {
   const headers = {};
   if (o.user !== undefined) headers.login = o.user;
   if (o.password !== undefined) headers.passcode = o.password;
-  const conn = { closing: false, connected: false, raw: null, kind: ep.kind };
+  const conn = { closing: false, connected: false, kind: ep.kind, buffered: () => 0 };
   let lastWhy = 'no answer';
   const giveUp = (why, refused = false) => fail(3, refused
     ? `cannot connect to ${ep.url}: broker refused: ${why}`
@@ -328,31 +380,29 @@ export function connect(o, hooks = {}) {
 
   return new Promise((resolve) => {
     const attempt = () => {
-      let raw = null;
+      let buffered = null;
       const client = new Client({
         webSocketFactory: () => {
           if (ep.kind === 'ws') {
+            // ws's documented options; no permessage-deflate offer: frames go uncompressed, as over TCP
             const opts = { perMessageDeflate: false, handshakeTimeout: Math.max(1, deadline - Date.now()) };
             if (ep.tls && o.ca) opts.ca = o.ca;
-            raw = new StompWebSocket(ep.url, ['v12.stomp', 'v11.stomp', 'v10.stomp'], opts);
-            return raw;
+            const s = new ActiveMQWebSocket(ep.url, ['v12.stomp', 'v11.stomp', 'v10.stomp'], opts);
+            buffered = () => s.bufferedAmount;
+            return s;
           }
-          raw = new Socket(ep, o.ca);
-          return raw;
+          const t = tcpWrapper(ep, o.ca);
+          buffered = t.buffered;
+          return t.stompSocket;
         },
         connectHeaders: headers,
         reconnectDelay: 0,
         heartbeatIncoming: 0,
         heartbeatOutgoing: 0,
         debug: () => {},
-        // With debug off, stompjs still formats every frame for it (`${frame}`: all headers
-        // re-escaped, per frame, both ways). In raw mode it formats the raw chunk instead,
-        // which is far cheaper. Nothing is logged either way.
-        logRawCommunication: true,
         onConnect: () => {
           conn.connected = true;
-          conn.raw = raw;
-          conn.client = client;
+          conn.buffered = buffered;
           resolve({ client, conn });
         },
         onStompError: (frame) => {
@@ -384,6 +434,7 @@ export function connect(o, hooks = {}) {
           const code = evt && evt.code && evt.code !== 1000 && evt.code !== 1006 ? ` (close code ${evt.code}${evt.reason ? ` ${evt.reason}` : ''})` : '';
           hooks.onFatal?.(`lost connection to ${ep.url}${code}`);
         },
+        ...wire.clientOptions,
       });
       client.activate();
     };
@@ -391,42 +442,9 @@ export function connect(o, hooks = {}) {
   });
 }
 
-/** The socket under the connection (net.Socket), for backlog checks. */
-function netSocket(conn) {
-  return conn.kind === 'ws' ? conn.raw._socket : conn.raw.rawSocket;
-}
-
-/** Hold the socket's writes until uncork(): one writev per chunk instead of one per frame. */
-export function cork(conn) {
-  const s = netSocket(conn);
-  if (s) s.cork();
-}
-
-export function uncork(conn) {
-  const s = netSocket(conn);
-  if (s) s.uncork();
-}
-
-export function backlog(conn) {
-  const s = netSocket(conn);
-  return s ? s.writableLength : 0;
-}
-
-export function drained(conn) {
-  const s = netSocket(conn);
-  if (!s || s.writableLength === 0 || s.destroyed) return Promise.resolve();
-  return new Promise((res) => {
-    const done = () => { s.off('drain', done); s.off('close', done); res(); };
-    s.on('drain', done);
-    s.on('close', done);
-  });
-}
-
-/** A frame with extra headers that stompjs's public API cannot add (a receipt on COMMIT). */
-export function transmit(client, command, headers) {
-  const h = client._stompHandler;
-  if (!h || typeof h._transmit !== 'function') throw new Error('stompjs internals changed: no _transmit');
-  h._transmit({ command, headers });
+/** Resolves once `conn.buffered()` is at most `low` bytes (checked every millisecond). */
+export async function drained(conn, low) {
+  while (conn.buffered() > low && !conn.closing) await sleep(1);
 }
 
 /** Disconnect cleanly (DISCONNECT + receipt), at most `ms`, then drop the socket. */

@@ -2,7 +2,7 @@
 // burstbench consumer over STOMP (@stomp/stompjs; ws:// or stomp://). See clients/contract.md.
 
 import {
-  connect, disconnect, emit, fail, gate, hr, hrToEpoch, nowNs, parseArgs, writeRecords,
+  connect, disconnect, emit, fail, gate, hr, hrToEpoch, nowNs, parseArgs, wire, writeRecords,
 } from './common.mjs';
 
 const o = parseArgs('consumer', process.argv.slice(2));
@@ -13,15 +13,17 @@ const stompAck = o.txBatch > 0 && o.ack === 'auto' ? 'client-individual' : o.ack
 const ackEvery = Math.ceil(o.prefetch / 2); // client (cumulative) mode
 const target = !o.gate && o.count > 0 ? o.count * o.bursts : 0;
 
-// records, one entry per bench message
+// records, one entry per message carrying the four bench headers: their values as received,
+// checked (integers, body digits) when the records are written
 const rProducer = [];
 const rSeq = [];
 const rBurst = [];
 const rSent = [];
 const rRecv = []; // hrtime (BigInt), turned into epoch ns when written
 const rBytes = [];
-const rFlags = []; // body_ok * 2 + redelivered
-const rDest = [];  // index into o.destinations
+const rHead = []; // the body's first min(6, bytes) bytes as one number
+const rRed = [];  // 1 if redelivered
+const rDest = []; // index into o.destinations
 
 let received = 0;
 let foreign = 0;
@@ -45,7 +47,6 @@ if (o.gate) gate(() => {}, () => stop());
 ({ client, conn } = await connect(o, { onFatal: (m) => fail(1, m), preReady: () => !ready }));
 if (o.txBatch > 0) beginTx();
 
-const INT = /^[0-9]+$/;
 await new Promise((resolve) => {
   const receipt = `bb-sub-${o.id}`;
   client.watchForReceipt(receipt, resolve);
@@ -60,7 +61,7 @@ await new Promise((resolve) => {
 conn.cancelTimer();
 ready = true;
 if (!stopping) {
-  emit({ event: 'ready', id: o.id, role: 'consumer' });
+  emit({ event: 'ready', id: o.id, role: 'consumer', ...wire.socketFacts(conn) });
   ticker = setInterval(() => emit({ event: 'tick', id: o.id, t_ns: nowNs(), received }), 1000);
 } else {
   await finish();
@@ -79,19 +80,13 @@ function handler(di, sub) {
     const sq = h.bb_seq;
     const bu = h.bb_burst;
     const st = h.bb_sent_ns;
-    if (p === undefined || sq === undefined || bu === undefined || st === undefined ||
-        !INT.test(sq) || !INT.test(bu) || !INT.test(st)) {
+    if (p === undefined || sq === undefined || bu === undefined || st === undefined) {
       foreign++;
     } else {
       const b = m.binaryBody;
       const len = b.length;
-      let ok = len > 0 ? 1 : 0;
-      const nd = len < 6 ? len : 6;
-      let c = Number(sq) % 1000000;
-      for (let k = 5; k >= 0; k--) {
-        if (k < nd && b[k] !== 48 + (c % 10)) ok = 0;
-        c = (c / 10) | 0;
-      }
+      let head = 0;
+      for (let k = 0; k < len && k < 6; k++) head = head * 256 + b[k];
       const red = h.redelivered === 'true' ? 1 : 0;
       redelivered += red;
       rProducer.push(p);
@@ -100,7 +95,8 @@ function handler(di, sub) {
       rSent.push(st);
       rRecv.push(t);
       rBytes.push(len);
-      rFlags.push(ok * 2 + red);
+      rHead.push(head);
+      rRed.push(red);
       rDest.push(di);
       received++;
     }
@@ -113,6 +109,16 @@ function handler(di, sub) {
     if (tx > 0 && ++txCount >= tx) { ackAllHeld(); commitTx(); beginTx(); }
     if (target > 0 && received >= target) stop();
   };
+}
+
+/** 1 if the first min(6, len) body bytes (`head`) are the counter digits of `seq`. */
+function bodyOk(seq, len, head) {
+  if (len === 0) return 0;
+  const n = len < 6 ? len : 6;
+  const digits = String(seq % 1000000).padStart(6, '0');
+  let want = 0;
+  for (let k = 0; k < n; k++) want = want * 256 + digits.charCodeAt(k);
+  return head === want ? 1 : 0;
 }
 
 function ackHeld(sub) {
@@ -155,13 +161,24 @@ async function finish() {
     // In auto mode, messages already on the way are the broker's "consumed": keep recording.
     await disconnect(client, conn);
   }
+  // A message whose bench headers are not integers is foreign after all (it counted towards
+  // the --count target while running: only a hand-made message can do that).
+  const INT = /^[0-9]+$/;
+  const bad = new Set();
+  for (let i = 0; i < rSeq.length; i++) {
+    if (!INT.test(rSeq[i]) || !INT.test(rBurst[i]) || !INT.test(rSent[i])) bad.add(i);
+  }
+  received -= bad.size;
+  foreign += bad.size;
+  for (const i of bad) redelivered -= rRed[i];
   if (o.records) {
     const names = o.destinations;
+    const keep = bad.size === 0 ? null : [...rSeq.keys()].filter((i) => !bad.has(i));
     writeRecords(o.records, '#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest',
-      rSeq.length, (i) => {
-        const f = rFlags[i];
+      keep ? keep.length : rSeq.length, (j) => {
+        const i = keep ? keep[j] : j;
         return `${rProducer[i]}\t${rSeq[i]}\t${rBurst[i]}\t${rSent[i]}\t${hrToEpoch(rRecv[i])}\t` +
-          `${rBytes[i]}\t${f >> 1}\t${f & 1}\t${names[rDest[i]]}\n`;
+          `${rBytes[i]}\t${bodyOk(Number(rSeq[i]), rBytes[i], rHead[i])}\t${rRed[i]}\t${names[rDest[i]]}\n`;
       });
   }
   emit({ event: 'done', id: o.id, received, foreign, redelivered });

@@ -2,13 +2,16 @@
 // burstbench producer over STOMP (@stomp/stompjs; ws:// or stomp://). See clients/contract.md.
 
 import {
-  backlog, connect, cork, uncork, disconnect, drained, emit, fail, gate, hr, hrToEpoch, immediate,
-  nowNs, parseArgs, sleep, transmit, writeRecords,
+  connect, disconnect, drained, emit, fail, gate, hr, hrToEpoch, immediate, nowNs, parseArgs,
+  sleep, wire, writeRecords,
 } from './common.mjs';
 
 const o = parseArgs('producer', process.argv.slice(2));
-const CHUNK = 500;                  // messages per socket write (corked) and between two yields
-const HIGH_WATER = 64 * 1024 * 1024; // socket backlog (bytes) above which we wait for drain
+const CHUNK = 500;                  // messages between two yields to the event loop
+// publish() only queues: above HIGH_WATER bytes not yet written to the network, wait until
+// the backlog is down to LOW_WATER
+const HIGH_WATER = 64 * 1024 * 1024;
+const LOW_WATER = 16 * 1024 * 1024;
 
 const dests = o.destinations.map((d) => `/queue/${d}`);
 const nd = dests.length;
@@ -50,7 +53,7 @@ if (o.gate) gate(() => { goes++; poke(); }, () => { stopping = true; poke(); });
 conn.cancelTimer();
 textBody = conn.kind === 'ws';
 if (aborting) await finish();
-emit({ event: 'ready', id: o.id, role: 'producer' });
+emit({ event: 'ready', id: o.id, role: 'producer', ...wire.socketFacts(conn) });
 ticker = setInterval(() => emit({ event: 'tick', id: o.id, t_ns: nowNs(), sent }), 1000);
 
 if (o.gate) {
@@ -98,7 +101,6 @@ async function burst(b) {
       }
       if (due < end) end = due;
     }
-    cork(conn);
     for (; i < end; i++) {
       const s = base + i;
       if (tx > 0 && i % tx === 0) txId = client.begin(`tx-${o.id}-${b}-${i}`).id;
@@ -122,14 +124,13 @@ async function burst(b) {
       if (i === 0) firstNs = t;
       lastNs = t;
       if (txId !== null && (last || i % tx === tx - 1)) {
-        if (last) transmit(client, 'COMMIT', { transaction: txId, receipt });
+        if (last) wire.commitWithReceipt(client, txId, receipt);
         else client.commit(txId);
         txId = null;
       }
-      if (backlog(conn) > HIGH_WATER) { i++; break; }
+      if (conn.buffered() > HIGH_WATER) { i++; break; }
     }
-    uncork(conn);
-    if (backlog(conn) > HIGH_WATER) await drained(conn);
+    if (conn.buffered() > HIGH_WATER) await drained(conn, LOW_WATER);
     else await immediate();
   }
   if (aborting) {

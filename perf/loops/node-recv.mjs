@@ -1,4 +1,7 @@
 // Minimal stompjs receive loop: node node-recv.mjs URL QUEUE COUNT (ws:// or stomp:// / tcp://)
+// Public API only, with the stock client's transports and options (clients/node/common.mjs):
+// ws with perMessageDeflate off, or @stomp/tcp-wrapper as it comes; no reconnect, no
+// heart-beats; ack auto and activemq.prefetchSize 1000, the stock consumer's defaults.
 import { Client } from '../../clients/node/node_modules/@stomp/stompjs/esm6/index.js';
 import { TCPWrapper } from '../../clients/node/node_modules/@stomp/tcp-wrapper/esm6/index.js';
 import WebSocket from '../../clients/node/node_modules/ws/wrapper.mjs';
@@ -14,12 +17,12 @@ const client = new Client({
 });
 let n = 0, first = 0n, last = 0n;
 client.onConnect = () => {
-  client.subscribe(`/queue/${queue}`, async () => {
+  client.subscribe(`/queue/${queue}`, () => {
     last = process.hrtime.bigint();
     if (n++ === 0) first = last;
     if (n === count) {
       console.log(JSON.stringify({ count: n, first_ns: String(first + off), last_ns: String(last + off) }));
-      await client.deactivate();
+      client.deactivate();
     }
   }, { ack: 'auto', 'activemq.prefetchSize': '1000' });
 };

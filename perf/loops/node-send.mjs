@@ -1,4 +1,7 @@
 // Minimal stompjs send loop: node node-send.mjs URL QUEUE COUNT SIZE (ws:// or stomp:// / tcp://)
+// Public API only, with the stock client's transports and options (clients/node/common.mjs):
+// ws with perMessageDeflate off, or @stomp/tcp-wrapper as it comes; no reconnect, no
+// heart-beats; the receipt on the last message ends the send.
 import { Client } from '../../clients/node/node_modules/@stomp/stompjs/esm6/index.js';
 import { TCPWrapper } from '../../clients/node/node_modules/@stomp/tcp-wrapper/esm6/index.js';
 import WebSocket from '../../clients/node/node_modules/ws/wrapper.mjs';
@@ -19,7 +22,7 @@ client.onConnect = () => {
   const enc = new TextEncoder();
   let first = 0n;
   client.watchForReceipt('done', async () => {
-    // all publish() calls return at once (they only buffer): the send ends at the receipt
+    // all publish() calls return at once (they only queue): the send ends at the receipt
     const last = process.hrtime.bigint();
     console.log(JSON.stringify({ count, first_ns: String(first + off), last_ns: String(last + off) }));
     await client.deactivate();
@@ -30,7 +33,7 @@ client.onConnect = () => {
     const headers = { bb_producer: 'loop', bb_seq: String(i), bb_burst: '0',
       bb_sent_ns: String(process.hrtime.bigint() + off) };
     if (i === count - 1) headers.receipt = 'done';
-    client.publish({ destination: `/queue/${queue}`, ...(ws ? { body: text } : { binaryBody: enc.encode(text) }), headers });
+    client.publish({ destination: `/queue/${queue}`, headers, ...(ws ? { body: text } : { binaryBody: enc.encode(text) }) });
   }
 };
 client.activate();
