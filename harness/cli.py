@@ -148,6 +148,15 @@ def fmt_rate(v) -> str:
     return f"{v:,.0f}"
 
 
+def fmt_percentiles(lat: dict) -> str:
+    """p50 .. p99.99 and max, ``n/a`` where too few samples lie in the tail."""
+    keys = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99.9"),
+            ("p99_99", "p99.99"), ("max", "max"))
+    parts = [f"{label} {fmt_ms(lat.get(k)) if lat.get(k) is not None else 'n/a'}"
+             for k, label in keys if k in lat]
+    return "  ".join(parts) + f"  ({lat.get('samples', 0):,} samples)"
+
+
 def fmt_ms(v) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
@@ -183,11 +192,12 @@ def summary(doc: dict) -> str:
             f"(min {fmt_rate(t['recv_min'])}, max {fmt_rate(t['recv_max'])}) "
             f"over {t['measured_bursts']} measured burst(s)"
         )
-        lat = doc["latency_ms"]
-        lines.append(
-            f"  latency ms: p50 {fmt_ms(lat['p50'])}  p99 {fmt_ms(lat['p99'])}  "
-            f"p99.9 {fmt_ms(lat['p99_9'])}  max {fmt_ms(lat['max'])}"
-        )
+        if doc.get("latency_ms"):
+            lines.append("  latency ms (paced, from the intended send time): "
+                         + fmt_percentiles(doc["latency_ms"]))
+        elif doc.get("time_in_queue_ms"):
+            lines.append("  time in queue ms (an unpaced flood: not latency): "
+                         + fmt_percentiles(doc["time_in_queue_ms"]))
         a = doc["accounting"]
         lines.append(
             f"  accounting: sent {a['sent']:,}  received {a['received']:,}  "
@@ -305,6 +315,12 @@ def cmd_plot(args) -> int:
     return 0
 
 
+def cmd_doctor(args) -> int:
+    from harness import doctor
+
+    return doctor.main(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = Parser(
         prog="bench",
@@ -397,6 +413,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plot", help="re-render a run's charts from its result files")
     p.add_argument("run", nargs="?", default="latest", help="run id, 'latest' or a path")
     p.set_defaults(func=cmd_plot)
+
+    # doctor: which features of each registered client work here (harness/doctor.py)
+    p = sub.add_parser("doctor", help="which features of every client (each transport: plain, "
+                       "TLS, credentials) work on this machine, and what is missing; exit 1 "
+                       "if one does not")
+    p.add_argument("--clients", metavar="LIST", help="comma-separated client specs (default: "
+                   f"every registered client and transport). Known: {clients.help_text()}")
+    p.add_argument("--count", type=_int(1), default=10, help="messages per round trip")
+    p.set_defaults(func=cmd_doctor)
     return ap
 
 

@@ -9,8 +9,11 @@ Definitions (the README repeats them):
 * The first burst is warm-up and excluded when there is more than one burst; the point's
   figure is the median over measured bursts, with min and max beside it.
 * Latency = receive time − ``bb_sent_ns`` (the intended send time under ``--rate``), over
-  every record of the measured bursts merged; percentiles by nearest rank on the merged set,
-  never an average of per-client percentiles.
+  every record of the measured bursts: an HDR histogram per consumer (microseconds, 3
+  significant digits), merged, never an average of per-client percentiles. A percentile is
+  given only when at least ``TAIL_SAMPLES`` samples lie at or beyond it (p99 needs 1,000
+  samples), else ``None`` ("n/a"). For an unpaced flood the same figures are *time in queue*,
+  not latency, and the result files say so (``time_in_queue_ms``).
 * Accounting: sent (from producer records), received, lost (sent, never received),
   duplicates (received more than once), out of order (per consumer, producer and queue, a
   sequence number lower than one already seen), foreign (not a bench message, another run's
@@ -30,7 +33,9 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
+TAIL_SAMPLES = 10  # samples a percentile needs at or beyond it to be reported
+HDR_MAX_US = 3_600_000_000  # an hour: anything slower is recorded as an hour
 
 
 @dataclass
@@ -300,13 +305,43 @@ def measured(bursts: list[BurstFigures]) -> list[BurstFigures]:
     return bursts[1:] if len(bursts) > 1 else bursts
 
 
-def latency_ms(received: list[ConsumerRecord], bursts: set[int]) -> dict:
-    lat = sorted((r.recv_ns - r.sent_ns) / 1e6 for r in received if r.burst in bursts)
-    out = {f"p{p:g}".replace(".", "_"): percentile(lat, p) for p in PERCENTILES}
-    out["max"] = lat[-1] if lat else math.nan
-    out["min"] = lat[0] if lat else math.nan
-    out["mean"] = statistics.fmean(lat) if lat else math.nan
-    out["samples"] = len(lat)
+def percentile_key(p: float) -> str:
+    return f"p{p:g}".replace(".", "_")
+
+
+def samples_needed(p: float) -> int:
+    """How many samples a percentile needs so that TAIL_SAMPLES lie at or beyond it."""
+    return math.ceil(round(TAIL_SAMPLES / (1 - p / 100), 6))
+
+
+def latency_ms(received: list[ConsumerRecord] | dict[str, list[ConsumerRecord]],
+               bursts: set[int]) -> dict:
+    """Percentiles of receive − sent over the measured bursts, in ms (see the module text).
+    ``received`` is one list, or a list per consumer (each its own histogram, then merged)."""
+    from hdrh.histogram import HdrHistogram
+
+    by_consumer = received if isinstance(received, dict) else {"all": received}
+    merged = HdrHistogram(1, HDR_MAX_US, 3)
+    n, total, lo, hi = 0, 0, math.inf, -math.inf
+    for records in by_consumer.values():
+        h = HdrHistogram(1, HDR_MAX_US, 3)
+        for r in records:
+            if r.burst not in bursts:
+                continue
+            ns = r.recv_ns - r.sent_ns
+            n, total, lo, hi = n + 1, total + ns, min(lo, ns), max(hi, ns)
+            h.record_value(min(max(1, ns // 1000), HDR_MAX_US))
+        merged.add(h)
+    out: dict = {}
+    for p in PERCENTILES:
+        ok = n >= samples_needed(p)
+        out[percentile_key(p)] = merged.get_value_at_percentile(p) / 1000 if ok else None
+    out["max"] = hi / 1e6 if n else None
+    out["min"] = lo / 1e6 if n else None
+    out["mean"] = total / n / 1e6 if n else None
+    out["samples"] = n
+    out["samples_needed"] = {percentile_key(p): samples_needed(p) for p in PERCENTILES}
+    out["histogram"] = "HdrHistogram, 1 us .. 1 h, 3 significant digits, merged per consumer"
     return out
 
 

@@ -10,8 +10,10 @@ Layout::
 
 Stable keys tools may rely on: ``accounting.sent``, ``accounting.received``,
 ``accounting.lost``, ``accounting.duplicates``, ``throughput.send_msgs_per_s``,
-``throughput.recv_msgs_per_s``, ``latency_ms.p50``, ``latency_ms.p99``. Changing the shape
-bumps ``SCHEMA_VERSION``; ``load_point`` upgrades older files.
+``throughput.recv_msgs_per_s``, ``latency_ms.p50``, ``latency_ms.p99``. ``latency_ms`` is null
+for an unpaced flood (its figures are ``time_in_queue_ms``), and a percentile with too few
+samples behind it is null ("n/a"). Changing the shape bumps ``SCHEMA_VERSION``;
+``load_point`` upgrades older files.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from pathlib import Path
 from harness import paths
 
 # 2: a run nonce per point; accounting.corrupt with kinds (foreign_kinds, corrupt_kinds);
-#    broker_witness (the brokers' own counters beside the accounting)
+#    broker_witness (the brokers' own counters beside the accounting); latency from HDR
+#    histograms, null for floods (time_in_queue_ms instead) and per percentile when too few
+#    samples lie in its tail
 SCHEMA_VERSION = 2
 SUMMARY_COLUMNS = [
     "point",
@@ -247,6 +251,9 @@ def load_point(path: Path) -> dict:
         if isinstance(acc, dict):
             acc.setdefault("corrupt", acc.get("body_errors", 0))
         doc.setdefault("nonce", None)
+        if doc.get("latency_ms") and not (doc.get("parameters") or {}).get("rate"):
+            doc["time_in_queue_ms"] = doc.pop("latency_ms")  # a flood's figure, renamed
+            doc["latency_ms"] = None
         doc.setdefault("broker_witness", {"available": False,
                                           "why": f"schema_version {version} file"})
         doc["schema_version"] = SCHEMA_VERSION

@@ -582,12 +582,16 @@ def metrics(outcome: Outcome) -> dict:
                           nonce=outcome.nonce)
     # foreign and corrupt records are never throughput or latency
     all_received = measure.clean(sent, all_received, nonce=outcome.nonce, size=spec.size)
+    clean_ids = {id(r) for r in all_received}
+    by_consumer = {name: [r for r in recs if id(r) in clean_ids]
+                   for name, recs in outcome.consumer_records.items()}
     bursts = measure.per_burst(sent, all_received, outcome.confirmed)
     counted = measure.measured(bursts)
     counted_ids = {b.burst for b in counted}
     send = measure.spread([b.send_msgs_per_s for b in counted])
     recv = measure.spread([b.recv_msgs_per_s for b in counted])
     busiest = _busiest(outcome, counted_ids)
+    lat = measure.latency_ms(by_consumer, counted_ids)
     return {
         "throughput": {
             "send_msgs_per_s": send["median"],
@@ -601,7 +605,9 @@ def metrics(outcome: Outcome) -> dict:
             "warmup_excluded": len(bursts) > 1,
         },
         "bursts": [asdict(b) for b in bursts],
-        "latency_ms": measure.latency_ms(all_received, counted_ids),
+        # latency means latency only under a paced load; a flood's figure is time in queue
+        **({"latency_ms": lat, "time_in_queue_ms": None} if spec.rate
+           else {"latency_ms": None, "time_in_queue_ms": lat}),
         "accounting": acc.as_dict(),
         "busiest": busiest,
         "broker_witness": _witness_of(outcome, acc),

@@ -392,16 +392,19 @@ def chart_latency(manifest, points, path: Path) -> Path:
     rows = []
     for p in points:
         t, lat = p.get("throughput") or {}, p.get("latency_ms") or {}
-        if not _ok(p) or not lat:
+        if not _ok(p):
             continue
         offered = p["parameters"].get("rate", 0) * p["parameters"].get("producers", 1)
-        x = offered if offered else _num(t.get("recv_msgs_per_s"))
-        rows.append((x, offered == 0, lat))
+        if offered and lat:
+            rows.append((offered, False, lat))
+        elif not offered:  # the flood that found the maximum: time in queue, not latency
+            rows.append((_num(t.get("recv_msgs_per_s")), True, {}))
     rows.sort(key=lambda r: r[0])
+    paced = [r for r in rows if not r[1]]
     fig, ax = plt.subplots(figsize=(8.5, 5))
     for key, label, style in (("p50", "p50", "-"), ("p99", "p99", "--"),
                               ("p99_9", "p99.9", "-."), ("max", "max", ":")):
-        ax.plot([r[0] for r in rows], [_num(r[2].get(key)) for r in rows], style, marker="o",
+        ax.plot([r[0] for r in paced], [_num(r[2].get(key)) for r in paced], style, marker="o",
                 markersize=4, label=label)
     for x, unlimited, _lat in rows:
         if unlimited:

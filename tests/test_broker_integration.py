@@ -11,7 +11,7 @@ import psutil
 import pytest
 from conftest import ROOT, client_or_skip, events, need_broker_built, run_client
 
-from harness import brokers
+from harness import brokers, results
 from harness.run import PointSpec, Runner, metrics
 
 pytestmark = pytest.mark.integration
@@ -142,13 +142,17 @@ def test_bench_run_writes_a_result_with_the_stable_keys(tmp_path):
     assert "recv msg/s: median" in r.stdout and "lost 0" in r.stdout
     latest = tmp_path / "latest"
     doc = json.loads((latest / "points" / "point.json").read_text())
-    assert doc["schema_version"] == 1 and doc["status"] == "ok"
+    assert doc["schema_version"] == results.SCHEMA_VERSION and doc["status"] == "ok"
     assert doc["accounting"]["sent"] == 9000 and doc["accounting"]["received"] == 9000
     assert doc["accounting"]["lost"] == 0 and doc["accounting"]["duplicates"] == 0
     for key in ("send_msgs_per_s", "recv_msgs_per_s"):
         assert doc["throughput"][key] > 0
     assert doc["throughput"]["measured_bursts"] == 2  # warm-up excluded
-    assert 0 <= doc["latency_ms"]["p50"] <= doc["latency_ms"]["p99"]
+    # an unpaced flood: its figures are time in queue, never called latency
+    assert doc["latency_ms"] is None
+    tiq = doc["time_in_queue_ms"]
+    assert tiq["samples"] == 6000 and 0 <= tiq["p50"] <= tiq["p99"] <= tiq["max"]
+    assert doc["broker_witness"]["agrees"] and doc["nonce"]
     assert doc["machine"]["cores"] >= 1 and doc["git_commit"]
     assert doc["versions"]["broker"]["version"] == "6.1.7"
     assert doc["versions"]["clients"]["stomp-py"]["library"].startswith("stomp.py")

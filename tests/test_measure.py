@@ -21,19 +21,28 @@ def test_percentile_nearest_rank():
     assert math.isnan(measure.percentile([], 50))
 
 
-def test_latency_percentiles_come_from_merged_records_not_averages():
-    # consumer A: 1 ms x 9 records; consumer B: 100 ms x 1 record.
-    a = [rec("p", i, 1, 0, 1_000_000) for i in range(9)]
-    b = [rec("p", 9, 1, 0, 100_000_000)]
-    lat = measure.latency_ms(a + b, {1})
-    # merged: nine 1s and one 100 -> p50 = 1, p90 = 1, p99 = 100, max = 100
-    assert lat["p50"] == 1.0
-    assert lat["p90"] == 1.0
-    assert lat["p99"] == 100.0
-    assert lat["max"] == 100.0
-    assert lat["samples"] == 10
+def test_latency_percentiles_come_from_merged_histograms_not_averages():
+    # consumer A: 1 ms x 990 records; consumer B: 100 ms x 10 records.
+    a = [rec("p", i, 1, 0, 1_000_000) for i in range(990)]
+    b = [rec("p", 990 + i, 1, 0, 100_000_000) for i in range(10)]
+    lat = measure.latency_ms({"A": a, "B": b}, {1})
+    # merged: 990 x 1 ms and 10 x 100 ms -> p50 = p90 = p99 = 1, p99.9 = 100 (HDR: 3 digits)
+    assert lat["p50"] == pytest.approx(1.0, rel=1e-3)
+    assert lat["p99"] == pytest.approx(1.0, rel=1e-3)
+    assert lat["p99_9"] == pytest.approx(100.0, rel=1e-3) or lat["p99_9"] is None
+    assert lat["max"] == 100.0 and lat["samples"] == 1000
     # averaging per-consumer p99s would have given (1 + 100) / 2 = 50.5
-    assert lat["mean"] == pytest.approx((9 * 1 + 100) / 10)
+    assert lat["mean"] == pytest.approx((990 * 1 + 10 * 100) / 1000)
+
+
+def test_a_percentile_needs_ten_samples_in_its_tail():
+    recs = [rec("p", i, 1, 0, (i + 1) * 1_000_000) for i in range(999)]
+    lat = measure.latency_ms(recs, {1})
+    assert lat["p50"] is not None and lat["p90"] is not None
+    assert lat["p99"] is None and lat["samples_needed"]["p99"] == 1000  # 999 < 1,000
+    assert lat["p99_9"] is None and lat["samples_needed"]["p99_9"] == 10000
+    lat = measure.latency_ms(recs + [rec("p", 999, 1, 0, 1_000_000_000)], {1})
+    assert lat["p99"] == pytest.approx(990.0, rel=1e-3)
 
 
 def test_latency_only_counts_measured_bursts():

@@ -37,9 +37,31 @@ def _outcome(tmp_path, lose=False):
     return o
 
 
+def _paced_outcome(tmp_path):
+    """A paced point (10 msg/s): 2 bursts of 20, each message received 0.5 s after its
+    intended send time."""
+    spec = PointSpec(producer=["stomp-py"], consumer=["stomp-py"], count=20, bursts=2, rate=10.0)
+    o = _outcome(tmp_path)
+    o.spec = spec
+    s = 1_000_000_000
+    o.producer_records = [("p1", i, i // 20, i * s // 10) for i in range(40)]
+    o.consumer_records = {"c1": [
+        ConsumerRecord("p1", i, i // 20, i * s // 10, i * s // 10 + s // 2, 6, True, False, "q")
+        for i in range(40)]}
+    return o
+
+
+def test_a_flood_reports_time_in_queue_not_latency(tmp_path):
+    doc = document(_outcome(tmp_path), "t")
+    assert doc["latency_ms"] is None
+    assert doc["time_in_queue_ms"]["samples"] == 2
+    assert doc["time_in_queue_ms"]["p50"] is None  # 2 samples: too few for a percentile
+    assert doc["time_in_queue_ms"]["max"] == pytest.approx(500.0)
+
+
 def test_point_document_has_the_stable_keys(tmp_path):
     run = results.Run("r1", ["bench"], root=tmp_path)
-    doc = run.write_point("p", document(_outcome(tmp_path), "2026-01-01T00:00:00"))
+    doc = run.write_point("p", document(_paced_outcome(tmp_path), "2026-01-01T00:00:00"))
     on_disk = json.loads(run.point_path("p").read_text())
     assert on_disk == doc
     assert doc["schema_version"] == results.SCHEMA_VERSION and doc["run_id"] == "r1"
@@ -50,17 +72,18 @@ def test_point_document_has_the_stable_keys(tmp_path):
         "accounting.duplicates",
         "throughput.send_msgs_per_s",
         "throughput.recv_msgs_per_s",
-        "latency_ms.p50",
-        "latency_ms.p99",
     ):
         assert results.get(doc, key) is not None, key
-    assert doc["accounting"]["sent"] == 4 and doc["accounting"]["lost"] == 0
-    # burst 1 (the only measured one): sent at 2 s and 3 s, last received at 3.5 s
-    assert doc["throughput"]["recv_msgs_per_s"] == pytest.approx(2 / 1.5)
-    assert doc["throughput"]["send_msgs_per_s"] == pytest.approx(2.0)
-    assert doc["latency_ms"]["p50"] == pytest.approx(500.0)
+    # latency keys exist for a paced point; a percentile with too few samples is null (n/a)
+    assert doc["latency_ms"]["p50"] == pytest.approx(500.0, rel=1e-3)
+    assert "p99" in doc["latency_ms"] and doc["latency_ms"]["p99"] is None  # 20 samples
+    assert doc["latency_ms"]["samples"] == 20 and doc["time_in_queue_ms"] is None
+    assert doc["accounting"]["sent"] == 40 and doc["accounting"]["lost"] == 0
+    # burst 1 (the only measured one): sent from 2.0 s to 3.9 s, last received at 4.4 s
+    assert doc["throughput"]["recv_msgs_per_s"] == pytest.approx(20 / 2.4)
+    assert doc["throughput"]["send_msgs_per_s"] == pytest.approx(20 / 1.9)
     assert doc["status"] == "ok" and doc["machine"]["cores"] >= 1
-    assert doc["parameters"]["count"] == 2 and "git_commit" in doc
+    assert doc["parameters"]["count"] == 20 and "git_commit" in doc
 
 
 def test_loss_fails_the_point(tmp_path):
