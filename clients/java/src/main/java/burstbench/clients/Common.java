@@ -46,6 +46,9 @@ public final class Common {
     public static final Pattern ID = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
     static final String[] ACK_MODES = {"auto", "client", "client-individual", "dups-ok"};
     public static final String P_PRODUCER = "bb_producer", P_SEQ = "bb_seq", P_BURST = "bb_burst", P_SENT = "bb_sent_ns";
+    /** The run nonce (--nonce) and the CRC-32 of the exact body bytes, 8 lowercase hex digits. */
+    public static final String P_NONCE = "bb_nonce", P_CRC = "bb_crc32";
+    public static final Pattern NONCE = Pattern.compile("[A-Za-z0-9]{1,32}");
 
     // ------------------------------------------------------------------ options
 
@@ -64,6 +67,7 @@ public final class Common {
         public double rate;
         public int txBatch;
         public String id;
+        public String nonce = "0";
         public String records;
         public boolean gate;
         public String user, password;
@@ -93,7 +97,7 @@ public final class Common {
     private static final String[][] OPTIONS = {
         {"url", "pc", "v"}, {"destinations", "pc", "v"}, {"count", "pc", "v"}, {"size", "pc", "v"},
         {"bursts", "pc", "v"}, {"persistent", "p", ""}, {"async-send", "p", ""}, {"ack", "c", "v"},
-        {"prefetch", "c", "v"}, {"rate", "p", "v"}, {"tx-batch", "pc", "v"}, {"id", "pc", "v"},
+        {"prefetch", "c", "v"}, {"rate", "p", "v"}, {"tx-batch", "pc", "v"}, {"id", "pc", "v"}, {"nonce", "p", "v"},
         {"records", "pc", "v"}, {"gate", "pc", ""}, {"user", "pc", "v"}, {"password", "pc", "v"}, {"ca", "pc", "v"},
         {"connect-timeout", "pc", "v"}, {"version", "pc", ""}, {"help", "pc", ""},
     };
@@ -147,6 +151,9 @@ public final class Common {
                 case "id":
                     if (!ID.matcher(value).matches()) usage("--id must match [A-Za-z0-9_.-]{1,64} (got '" + value + "')");
                     o.id = value; break;
+                case "nonce":
+                    if (!NONCE.matcher(value).matches()) usage("--nonce must match [A-Za-z0-9]{1,32} (got '" + value + "')");
+                    o.nonce = value; break;
                 case "records":
                     if (value.isEmpty()) usage("--records needs a path");
                     o.records = value; break;
@@ -261,7 +268,12 @@ public final class Common {
             for (int i = 2; i < f.length; i++) b.append(f[i]).append('\n');
         }
         b.append("  --tx-batch N           transacted session, commit every N messages (default 0 = none)\n")
-         .append("  --id ID                process id [A-Za-z0-9_.-]{1,64} (default ").append(p ? "p1" : "c1").append(")\n")
+         .append("  --id ID                process id [A-Za-z0-9_.-]{1,64} (default ").append(p ? "p1" : "c1").append(")\n");
+        if (p) {
+            b.append("  --nonce NONCE          run nonce [A-Za-z0-9]{1,32} (default 0), sent as property bb_nonce;\n")
+             .append("                         every message also carries bb_crc32, the CRC-32 of its body (8 hex)\n");
+        }
+        b
          .append("  --records PATH         write the raw records (TSV) there when stopping\n")
          .append(p ? "  --gate                 read 'go' (send next burst) / 'stop' from stdin\n"
                    : "  --gate                 run until 'stop' or EOF on stdin\n")
@@ -329,6 +341,42 @@ public final class Common {
             if (i < k) dst[i] = (byte) ('0' + c % 10);
             c /= 10;
         }
+    }
+
+    private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+    /** {@code crc} as 8 lowercase hex digits, zero-padded (as {@code String.format("%08x", crc)}). */
+    public static String hex8(int crc) {
+        byte[] b = new byte[8];
+        hex8(crc, b, 0);
+        return new String(b, StandardCharsets.US_ASCII);
+    }
+
+    /** Writes {@code crc} as 8 lowercase hex digits into b[at..at+8). */
+    public static void hex8(int crc, byte[] b, int at) {
+        for (int i = 7; i >= 0; i--) { b[at + i] = HEX[crc & 15]; crc >>>= 4; }
+    }
+
+    /** Appends {@code crc} as 8 lowercase hex digits. */
+    public static StringBuilder hex8(int crc, StringBuilder sb) {
+        for (int i = 28; i >= 0; i -= 4) sb.append((char) HEX[(crc >>> i) & 15]);
+        return sb;
+    }
+
+    /**
+     * The value of an 8-digit lowercase hex string (as {@link #hex8} writes it), or -1L for
+     * anything else (then the string itself is kept).
+     */
+    public static long parseHex8(String s) {
+        if (s.length() != 8) return -1L;
+        long v = 0;
+        for (int i = 0; i < 8; i++) {
+            char c = s.charAt(i);
+            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            if (d < 0) return -1L;
+            v = (v << 4) | d;
+        }
+        return v;
     }
 
     // ------------------------------------------------------------------ connecting

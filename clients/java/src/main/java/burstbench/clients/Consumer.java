@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.zip.CRC32;
 
 import jakarta.jms.BytesMessage;
 import jakarta.jms.Connection;
@@ -38,7 +39,9 @@ import org.apache.activemq.ActiveMQSession;
  * TcpTransport.oneway from afterMessageIsConsumed). A commit (--tx-batch) also needs the
  * reader free, to read the broker's answer.
  * auto acknowledges each message as activemq-client does. The prefetch is the prefetch
- * policy's queue prefetch. Records go to primitive arrays and are written at stop.
+ * policy's queue prefetch. Records go to primitive arrays and are written at stop; the
+ * body's CRC-32 is computed on arrival and kept as an int, the nonce as an index into the
+ * nonces seen, both formatted at stop.
  *
  * {@link #connectionFactory()}, {@link #createSession}, {@link #headers} and {@link #body}
  * are the hooks a variant overrides.
@@ -62,22 +65,62 @@ public class Consumer {
     private int sinceAck;
     private Message lastUnacked;
     private final Headers h = new Headers();
-    private final byte[] head = new byte[6];
+    private final BodyInfo bi = new BodyInfo();
     private final Map<String, Integer> producerIdx = new HashMap<>();
     private final List<String> producerNames = new ArrayList<>();
     private String lastProducer;
     private int lastProducerIdx;
+    private final Map<String, Integer> nonceIdx = new HashMap<>();
+    private final List<String> nonceNames = new ArrayList<>();
+    private String lastNonce;
+    private int lastNonceIdx;
+    private final Map<Integer, String> rawCrc = new HashMap<>();   // record -> bb_crc32 not in canonical form
     // records, one slot per bench message
     private int n;
-    private int[] rProducer, rBurst, rBytes, rDest;
+    private int[] rProducer, rBurst, rBytes, rDest, rNonce, rCrcHeader, rCrcBody;
     private long[] rSeq, rSent, rRecv;
-    private byte[] rFlags;              // bit 0 body_ok, bit 1 redelivered
+    private byte[] rFlags;              // bit 0 body_ok, bit 1 redelivered, bits 2-3 bb_crc32 (CRC_*)
 
-    /** The four bench headers of one message. */
+    /** bb_crc32: absent, 8 lowercase hex digits (value in {@link Headers#crc}), other (in {@link Headers#crcRaw}). */
+    public static final byte CRC_ABSENT = 0, CRC_HEX = 1, CRC_RAW = 2;
+
+    /** The four bench headers of one message, and the optional nonce and body checksum. */
     public static final class Headers {
         public String producer;
         public long seq, sent;
         public int burst;
+        /** bb_nonce, or null when absent. */
+        public String nonce;
+        /** bb_crc32: {@link #CRC_ABSENT}, {@link #CRC_HEX} with {@link #crc}, or {@link #CRC_RAW} with {@link #crcRaw}. */
+        public byte crcState;
+        public int crc;
+        public String crcRaw;
+    }
+
+    /** What the consumer takes from a body: its length, first bytes and CRC-32. */
+    public static final class BodyInfo {
+        /** The body's first min(6, bytes) bytes. */
+        public final byte[] head = new byte[6];
+        public int bytes;
+        /** CRC-32 (IEEE) of every body byte received. */
+        public int crc;
+        private byte[] buf = new byte[64];
+        private final CRC32 crc32 = new CRC32();
+
+        /** Sets bytes, head and crc from b[off..off+len). */
+        public void set(byte[] b, int off, int len) {
+            bytes = len;
+            System.arraycopy(b, off, head, 0, Math.min(head.length, len));
+            crc32.reset();
+            crc32.update(b, off, len);
+            crc = (int) crc32.getValue();
+        }
+
+        /** A reusable buffer of at least len bytes. */
+        public byte[] buffer(int len) {
+            if (buf.length < len) buf = new byte[(int) Math.max(len, Math.min(Integer.MAX_VALUE - 8, 2L * buf.length))];
+            return buf;
+        }
     }
 
     protected Consumer(Common.Opts o) {
@@ -93,6 +136,7 @@ public class Consumer {
         target = o.gate ? 0 : (long) o.count * o.bursts;
         int cap = o.records == null ? 0 : (int) Math.min(target > 0 ? target : 1 << 16, 1 << 20);
         rProducer = new int[cap]; rBurst = new int[cap]; rBytes = new int[cap]; rDest = new int[cap];
+        rNonce = new int[cap]; rCrcHeader = new int[cap]; rCrcBody = new int[cap];
         rSeq = new long[cap]; rSent = new long[cap]; rRecv = new long[cap]; rFlags = new byte[cap];
     }
 
@@ -111,8 +155,9 @@ public class Consumer {
     }
 
     /**
-     * Reads the four bench headers (string properties) into {@code h}; false when one is
-     * missing or does not parse (a foreign message).
+     * Reads the four bench headers (string properties) into {@code h}, and bb_nonce and
+     * bb_crc32 when present; false when one of the four is missing or does not parse (a
+     * foreign message).
      */
     protected boolean headers(Message m, Headers h) throws JMSException {
         String producer, seq, burst, sent;
@@ -133,25 +178,46 @@ public class Consumer {
         } catch (NumberFormatException e) {
             return false;
         }
-        return h.seq >= 0 && h.burst >= 0;
+        if (h.seq < 0 || h.burst < 0) return false;
+        h.nonce = optional(m, Common.P_NONCE);
+        crcHeader(optional(m, Common.P_CRC), h);
+        return true;
     }
 
-    /** The body's length in bytes; its first min(6, length) bytes go to {@code head}. */
-    protected int body(Message m, byte[] head) throws JMSException {
+    /** An optional string property, null when absent or of a type that is no string. */
+    protected static String optional(Message m, String name) throws JMSException {
+        try {
+            return m.getStringProperty(name);
+        } catch (MessageFormatException e) {
+            return null;
+        }
+    }
+
+    /** bb_crc32 as received (null = absent) into {@code h}. */
+    protected static void crcHeader(String v, Headers h) {
+        if (v == null) { h.crcState = CRC_ABSENT; h.crcRaw = null; return; }
+        long x = Common.parseHex8(v);
+        if (x >= 0) { h.crcState = CRC_HEX; h.crc = (int) x; h.crcRaw = null; }
+        else { h.crcState = CRC_RAW; h.crcRaw = v; }
+    }
+
+    /** The body's length, first bytes and CRC-32 into {@code b} (every byte is read). */
+    protected void body(Message m, BodyInfo b) throws JMSException {
         if (m instanceof BytesMessage) {
             BytesMessage bm = (BytesMessage) m;
-            int bytes = (int) bm.getBodyLength();
-            bm.readBytes(head, Math.min(head.length, bytes));
-            return bytes;
+            int len = (int) bm.getBodyLength();
+            byte[] buf = b.buffer(len);
+            int got = len == 0 ? 0 : Math.max(0, bm.readBytes(buf, len));
+            b.set(buf, 0, got);
+            return;
         }
         if (m instanceof TextMessage) {
             String t = ((TextMessage) m).getText();
-            if (t == null) return 0;
-            byte[] b = t.getBytes(StandardCharsets.UTF_8);
-            System.arraycopy(b, 0, head, 0, Math.min(head.length, b.length));
-            return b.length;
+            byte[] d = t == null ? new byte[0] : t.getBytes(StandardCharsets.UTF_8);
+            b.set(d, 0, d.length);
+            return;
         }
-        return 0;
+        b.set(b.head, 0, 0);
     }
 
     protected final void run() {
@@ -235,19 +301,38 @@ public class Consumer {
             lastProducer = producer;
             lastProducerIdx = pi;
         }
-        // body: length as received, and whether it starts with the expected counter digits
-        int bytes = body(m, head);
-        boolean ok = bytes > 0 && digitsMatch((int) (h.seq % 1_000_000L), head, 0, Math.min(6, bytes));
+        // body: length as received, whether it starts with the expected counter digits, CRC-32
+        body(m, bi);
+        final int bytes = bi.bytes;
+        boolean ok = bytes > 0 && digitsMatch((int) (h.seq % 1_000_000L), bi.head, 0, Math.min(6, bytes));
         boolean redel = m.getJMSRedelivered();
         if (redel) redelivered++;
         if (o.records != null) {
             if (n == rSeq.length) grow();
             rProducer[n] = pi; rSeq[n] = h.seq; rBurst[n] = h.burst; rSent[n] = h.sent; rRecv[n] = recvNs;
-            rBytes[n] = bytes; rFlags[n] = (byte) ((ok ? 1 : 0) | (redel ? 2 : 0)); rDest[n] = di;
+            rBytes[n] = bytes; rFlags[n] = (byte) ((ok ? 1 : 0) | (redel ? 2 : 0) | (h.crcState << 2)); rDest[n] = di;
+            rNonce[n] = nonceIndex(h.nonce); rCrcBody[n] = bi.crc;
+            if (h.crcState == CRC_HEX) rCrcHeader[n] = h.crc;
+            else if (h.crcState == CRC_RAW) rawCrc.put(n, h.crcRaw);
             n++;
         }
         received = received + 1;
         return true;
+    }
+
+    /** The nonce's index in {@link #nonceNames}, -1 when absent. */
+    private int nonceIndex(String nonce) {
+        if (nonce == null) return -1;
+        if (nonce.equals(lastNonce)) return lastNonceIdx;
+        Integer idx = nonceIdx.get(nonce);
+        if (idx == null) {
+            idx = nonceNames.size();
+            nonceNames.add(nonce);
+            nonceIdx.put(nonce, idx);
+        }
+        lastNonce = nonce;
+        lastNonceIdx = idx;
+        return idx;
     }
 
     private static boolean digitsMatch(int counter, byte[] data, int off, int k) {
@@ -264,6 +349,7 @@ public class Consumer {
         rBytes = Arrays.copyOf(rBytes, cap); rDest = Arrays.copyOf(rDest, cap);
         rSeq = Arrays.copyOf(rSeq, cap); rSent = Arrays.copyOf(rSent, cap);
         rRecv = Arrays.copyOf(rRecv, cap); rFlags = Arrays.copyOf(rFlags, cap);
+        rNonce = Arrays.copyOf(rNonce, cap); rCrcHeader = Arrays.copyOf(rCrcHeader, cap); rCrcBody = Arrays.copyOf(rCrcBody, cap);
     }
 
     /** Stop: halt delivery, acknowledge / commit what we hold, disconnect, write records, print done. */
@@ -293,16 +379,42 @@ public class Consumer {
         }
     }
 
+    /** A received string as one TSV field: control characters (tab, newline) become '?'. */
+    private static String field(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x20 || c == 0x7f) {
+                StringBuilder b = new StringBuilder(s.length());
+                for (int j = 0; j < s.length(); j++) {
+                    char d = s.charAt(j);
+                    b.append(d < 0x20 || d == 0x7f ? '?' : d);
+                }
+                return b.toString();
+            }
+        }
+        return s;
+    }
+
     private void writeRecords() {
         try (Writer w = new BufferedWriter(new OutputStreamWriter(new FileOutputStream(o.records), StandardCharsets.UTF_8), 1 << 16)) {
-            w.write("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\n");
-            StringBuilder sb = new StringBuilder(128);
+            w.write("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\tnonce\tcrc32_header\tcrc32_body\n");
+            String[] nonces = new String[nonceNames.size()];
+            for (int k = 0; k < nonces.length; k++) nonces[k] = field(nonceNames.get(k));
+            StringBuilder sb = new StringBuilder(160);
             for (int i = 0; i < n; i++) {
                 sb.setLength(0);
                 sb.append(producerNames.get(rProducer[i])).append('\t').append(rSeq[i]).append('\t').append(rBurst[i])
                   .append('\t').append(rSent[i]).append('\t').append(rRecv[i]).append('\t').append(rBytes[i])
                   .append('\t').append(rFlags[i] & 1).append('\t').append((rFlags[i] >> 1) & 1)
-                  .append('\t').append(o.destinations[rDest[i]]).append('\n');
+                  .append('\t').append(o.destinations[rDest[i]])
+                  .append('\t').append(rNonce[i] < 0 ? "-" : nonces[rNonce[i]]).append('\t');
+                switch ((rFlags[i] >> 2) & 3) {
+                    case CRC_HEX: Common.hex8(rCrcHeader[i], sb); break;
+                    case CRC_RAW: sb.append(field(rawCrc.get(i))); break;
+                    default: sb.append('-');
+                }
+                sb.append('\t');
+                Common.hex8(rCrcBody[i], sb).append('\n');
                 w.append(sb);
             }
         } catch (IOException e) {

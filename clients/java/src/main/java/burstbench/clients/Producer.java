@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.zip.CRC32;
 
 import jakarta.jms.BytesMessage;
 import jakarta.jms.Connection;
@@ -27,8 +28,8 @@ import org.apache.activemq.AsyncCallback;
 
 /**
  * burstbench producer over OpenWire (clients/contract.md): bursts of BytesMessages carrying
- * bb_producer / bb_seq / bb_burst / bb_sent_ns as string properties, the last of each burst
- * confirmed by the broker. Plain JMS on activemq-client with ActiveMQ's defaults.
+ * bb_producer / bb_seq / bb_burst / bb_sent_ns, the run's bb_nonce and the body's bb_crc32 as
+ * string properties, the last of each burst confirmed by the broker. Plain JMS on activemq-client with ActiveMQ's defaults.
  *
  * Non-persistent messages go asynchronously (ActiveMQ's default), and so do persistent ones
  * with --async-send ({@code useAsyncSend}); the burst's last one is then sent with an
@@ -48,6 +49,7 @@ public class Producer {
     protected volatile Session session;
     private MessageProducer[] producers;
     private byte[] body;
+    private final CRC32 crc = new CRC32();
     private Thread ticker;
 
     private volatile boolean stopRequested;
@@ -69,7 +71,8 @@ public class Producer {
 
     /**
      * Message {@code seq} of burst {@code burst}, stamped {@code sentNs}: a BytesMessage of
-     * the body (a counter, then 'x') with the four bench headers as string properties.
+     * the body (a counter, then 'x') with the four bench headers, the run's nonce and the
+     * body's CRC-32 as string properties.
      */
     protected Message message(int burst, long seq, long sentNs) throws JMSException {
         BytesMessage m = session.createBytesMessage();
@@ -79,7 +82,16 @@ public class Producer {
         m.setStringProperty(Common.P_SEQ, Long.toString(seq));
         m.setStringProperty(Common.P_BURST, Integer.toString(burst));
         m.setStringProperty(Common.P_SENT, Long.toString(sentNs));
+        m.setStringProperty(Common.P_NONCE, o.nonce);
+        m.setStringProperty(Common.P_CRC, Common.hex8(crc32(body, 0, body.length)));
         return m;
+    }
+
+    /** CRC-32 (IEEE, as zlib's crc32) of b[off..off+len). */
+    protected final int crc32(byte[] b, int off, int len) {
+        crc.reset();
+        crc.update(b, off, len);
+        return (int) crc.getValue();
     }
 
     protected final void run() {

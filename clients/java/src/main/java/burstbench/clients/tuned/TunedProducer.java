@@ -15,8 +15,9 @@ import burstbench.clients.Producer;
 
 /**
  * The tuned producer ({@code openwire-jms-tuned}): the stock {@link Producer} with
- * - the four properties written in OpenWire's marshalled form ({@link MarshalledProperties})
- *   and the body set as the message's content, instead of setStringProperty / writeBytes;
+ * - the six properties (the four bench headers, bb_nonce, bb_crc32) written in OpenWire's
+ *   marshalled form ({@link MarshalledProperties}) and the body set as the message's
+ *   content, instead of setStringProperty / writeBytes;
  * - no copy on send ({@code copyMessageOnSend=false}: every message is a fresh object);
  * - loose encoding, and full-speed asynchronous sends held in the socket buffer for the next
  *   write ({@link HeldWritesTcp}; --flush-each turns that off).
@@ -50,7 +51,7 @@ public final class TunedProducer extends Producer {
     @Override
     protected Message message(int burst, long seq, long sentNs) throws JMSException {
         if (burst != propsBurst) {
-            props = new MarshalledProperties(o.id, burst);
+            props = new MarshalledProperties(o.id, burst, o.nonce);
             propsBurst = burst;
         }
         if (template == null) {
@@ -60,48 +61,57 @@ public final class TunedProducer extends Producer {
         ActiveMQBytesMessage m = (ActiveMQBytesMessage) session.createBytesMessage();
         byte[] body = template.clone();
         Common.counter(seq, body, body.length);
-        m.setMarshalledProperties(props.encode(seq, sentNs));
+        m.setMarshalledProperties(props.encode(seq, sentNs, crc32(body, 0, body.length)));
         m.setContent(new ByteSequence(body));
         return m;
     }
 
     /**
-     * The four bench properties in OpenWire's marshalled form (MarshallingSupport's primitive
-     * map: an int count, then per entry a UTF key, the STRING type byte and a UTF value),
-     * written straight into one array per message. activemq-client would otherwise build a
-     * HashMap, a stream and two Strings per message and marshal them on send: the same bytes,
+     * The six properties in OpenWire's marshalled form (MarshallingSupport's primitive map: an
+     * int count, then per entry a UTF key, the STRING type byte and a UTF value), written
+     * straight into one array per message. activemq-client would otherwise build a HashMap, a
+     * stream and several Strings per message and marshal them on send: the same bytes,
      * several times the work. check() compares with activemq-client's own decoding.
      */
     static final class MarshalledProperties {
         private static final byte STRING = 9;   // MarshallingSupport.STRING_TYPE
-        private final byte[] head;              // count, producer, burst, the seq key and type
+        private final byte[] head;              // count, producer, burst, nonce, the seq key and type
         private final byte[] mid;               // the sent key and type
+        private final byte[] tail;              // the crc key and type, the value's length (8)
 
-        MarshalledProperties(String producer, int burst) {
-            java.io.ByteArrayOutputStream h = new java.io.ByteArrayOutputStream(64);
+        MarshalledProperties(String producer, int burst, String nonce) {
+            java.io.ByteArrayOutputStream h = new java.io.ByteArrayOutputStream(96);
             java.io.ByteArrayOutputStream t = new java.io.ByteArrayOutputStream(16);
+            java.io.ByteArrayOutputStream c = new java.io.ByteArrayOutputStream(16);
             try {
                 java.io.DataOutputStream d = new java.io.DataOutputStream(h);
-                d.writeInt(4);
+                d.writeInt(6);
                 d.writeUTF(Common.P_PRODUCER); d.writeByte(STRING); d.writeUTF(producer);
                 d.writeUTF(Common.P_BURST); d.writeByte(STRING); d.writeUTF(Integer.toString(burst));
+                d.writeUTF(Common.P_NONCE); d.writeByte(STRING); d.writeUTF(nonce);
                 d.writeUTF(Common.P_SEQ); d.writeByte(STRING);
                 d = new java.io.DataOutputStream(t);
                 d.writeUTF(Common.P_SENT); d.writeByte(STRING);
+                d = new java.io.DataOutputStream(c);
+                d.writeUTF(Common.P_CRC); d.writeByte(STRING); d.writeShort(8);
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
             head = h.toByteArray();
             mid = t.toByteArray();
+            tail = c.toByteArray();
         }
 
-        ByteSequence encode(long seq, long sent) {
+        /** {@code crc}: the body's CRC-32, written as 8 lowercase hex digits. */
+        ByteSequence encode(long seq, long sent, int crc) {
             int ns = digits(seq), nt = digits(sent);
-            byte[] b = new byte[head.length + 2 + ns + mid.length + 2 + nt];
+            byte[] b = new byte[head.length + 2 + ns + mid.length + 2 + nt + tail.length + 8];
             System.arraycopy(head, 0, b, 0, head.length);
             int at = putUtfDigits(b, head.length, seq, ns);
             System.arraycopy(mid, 0, b, at, mid.length);
-            putUtfDigits(b, at + mid.length, sent, nt);
+            at = putUtfDigits(b, at + mid.length, sent, nt);
+            System.arraycopy(tail, 0, b, at, tail.length);
+            Common.hex8(crc, b, at + tail.length);
             return new ByteSequence(b);
         }
 
@@ -123,12 +133,14 @@ public final class TunedProducer extends Producer {
         /** activemq-client decodes what encode() wrote as the map setProperty would have made. */
         static void check() {
             long seq = 1234567890123L, sent = 1700000000123456789L;
+            int crc = 0x0a1b2c3d;   // a leading zero digit
             try {
-                ByteSequence bs = new MarshalledProperties("px-1", 7).encode(seq, sent);
+                ByteSequence bs = new MarshalledProperties("px-1", 7, "Run42").encode(seq, sent, crc);
                 java.util.Map<String, Object> got = org.apache.activemq.util.MarshallingSupport.unmarshalPrimitiveMap(
                         new java.io.DataInputStream(new java.io.ByteArrayInputStream(bs.data, bs.offset, bs.length)));
                 java.util.Map<String, String> want = java.util.Map.of(Common.P_PRODUCER, "px-1", Common.P_BURST, "7",
-                        Common.P_SEQ, Long.toString(seq), Common.P_SENT, Long.toString(sent));
+                        Common.P_SEQ, Long.toString(seq), Common.P_SENT, Long.toString(sent),
+                        Common.P_NONCE, "Run42", Common.P_CRC, String.format("%08x", crc));
                 java.util.Map<String, String> text = new java.util.HashMap<>();
                 got.forEach((k, v) -> text.put(k, String.valueOf(v)));   // (strings may decode as UTF8Buffer)
                 if (!want.equals(text)) throw new IllegalStateException("decoded " + got + ", expected " + want);
