@@ -24,8 +24,18 @@ public final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.
 
   public sealed interface Command {}
 
+  /** bb_crc32 absent, or not 8 lowercase hex digits (then kept as received in {@code crcRaw}). */
+  public static final long CRC_ABSENT = -1L;
+  public static final long CRC_RAW = -2L;
+
+  /**
+   * One bench message. {@code nonce}: bb_nonce or null; {@code crcHeader}: bb_crc32's value
+   * (0..2^32-1), {@link #CRC_ABSENT} or {@link #CRC_RAW}; {@code crcBody}: the CRC-32 of the
+   * body as received.
+   */
   public record Record(String producer, long seq, long burst, long sentNs, long recvNs, int bytes,
-      boolean bodyOk, boolean redelivered, int dest) implements Command {}
+      boolean bodyOk, boolean redelivered, int dest, String nonce, long crcHeader, String crcRaw,
+      int crcBody) implements Command {}
 
   public enum Foreign implements Command { INSTANCE }
 
@@ -38,8 +48,9 @@ public final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.
   private enum Tick implements Command { INSTANCE }
 
   public record Snapshot(List<String> producers, int[] producer, LongArray seq, LongArray burst,
-      LongArray sentNs, LongArray recvNs, LongArray bytesFlags, long received, long foreign,
-      long redelivered) {}
+      LongArray sentNs, LongArray recvNs, LongArray bytesFlags, List<String> nonces, int[] nonce,
+      LongArray crcHeader, Map<Integer, String> rawCrc, LongArray crcBody, long received,
+      long foreign, long redelivered) {}
 
   public static Behavior<Command> create(String id, long target, int workers,
       CompletableFuture<ActorRef<ConsumerWorker.Command>> pool, CompletableFuture<String> stop) {
@@ -59,6 +70,13 @@ public final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.
   private final LongArray recvNs = new LongArray();
   /** bytes << 20 | dest << 2 | redelivered << 1 | bodyOk. */
   private final LongArray bytesFlags = new LongArray();
+  private final Map<String, Integer> nonceIndex = new HashMap<>();
+  private final List<String> nonces = new ArrayList<>();
+  /** Per record: index into {@link #nonces}, -1 when bb_nonce was absent. */
+  private int[] nonce = new int[1024];
+  private final LongArray crcHeader = new LongArray();
+  private final Map<Integer, String> rawCrc = new HashMap<>();
+  private final LongArray crcBody = new LongArray();
   private long received;
   private long foreign;
   private long redelivered;
@@ -101,6 +119,18 @@ public final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.
       producers.add(p);
       return producers.size() - 1;
     });
+    if (n == nonce.length) {
+      nonce = java.util.Arrays.copyOf(nonce, n * 2);
+    }
+    nonce[n] = r.nonce() == null ? -1 : nonceIndex.computeIfAbsent(r.nonce(), x -> {
+      nonces.add(x);
+      return nonces.size() - 1;
+    });
+    crcHeader.add(r.crcHeader());
+    if (r.crcHeader() == CRC_RAW) {
+      rawCrc.put(n, r.crcRaw());
+    }
+    crcBody.add(r.crcBody() & 0xFFFFFFFFL);
     seq.add(r.seq());
     burst.add(r.burst());
     sentNs.add(r.sentNs());
@@ -138,7 +168,7 @@ public final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.
   private Behavior<Command> checkDrain() {
     if (drain != null && received + foreign >= drain.handedOff()) {
       drain.replyTo().tell(new Snapshot(producers, producer, seq, burst, sentNs, recvNs, bytesFlags,
-          received, foreign, redelivered));
+          nonces, nonce, crcHeader, rawCrc, crcBody, received, foreign, redelivered));
       drain = null;
       return Behaviors.stopped();
     }

@@ -10,15 +10,17 @@ import akka.actor.typed.javadsl.Receive;
 /**
  * A routee of {@link ContractConsumer}'s pool: parses the four contract properties (a message
  * without them, or whose values do not parse, is foreign), checks the body's counter and hands
- * the record to the collector.
+ * the record (with bb_nonce and bb_crc32 as received, and the body's CRC-32 the listener
+ * computed) to the collector.
  */
 public final class ConsumerWorker extends AbstractBehavior<ConsumerWorker.Command> {
 
   public sealed interface Command {}
 
   /** What the JMS listener took from one message, unparsed. */
-  public record Raw(String producer, String seq, String burst, String sentNs, byte[] head,
-      int bytes, boolean redelivered, int dest, long recvNs) implements Command {}
+  public record Raw(String producer, String seq, String burst, String sentNs, String nonce,
+      String crcHeader, byte[] head, int bytes, int crcBody, boolean redelivered, int dest, long recvNs)
+      implements Command {}
 
   public static Behavior<Command> create(ActorRef<ConsumerCollector.Command> collector) {
     return Behaviors.setup(ctx -> new ConsumerWorker(ctx, collector));
@@ -57,8 +59,16 @@ public final class ConsumerWorker extends AbstractBehavior<ConsumerWorker.Comman
       collector.tell(ConsumerCollector.Foreign.INSTANCE);
       return this;
     }
+    String crcHeader = r.crcHeader();
+    long crcValue = crcHeader == null ? ConsumerCollector.CRC_ABSENT : Body.parseHex8(crcHeader);
+    if (crcValue >= 0) {
+      crcHeader = null;   // kept as the number
+    } else if (crcHeader != null) {
+      crcValue = ConsumerCollector.CRC_RAW;   // kept as received
+    }
     collector.tell(new ConsumerCollector.Record(r.producer(), seq, burst, sent, r.recvNs(), r.bytes(),
-        Body.ok(r.head(), r.bytes(), seq), r.redelivered(), r.dest()));
+        Body.ok(r.head(), r.bytes(), seq), r.redelivered(), r.dest(), r.nonce(), crcValue, crcHeader,
+        r.crcBody()));
     return this;
   }
 }

@@ -20,6 +20,7 @@ public final class ContractArgs {
 
   public static final Set<String> ACK_MODES = Set.of("auto", "client", "client-individual", "dups-ok");
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
+  private static final Pattern NONCE = Pattern.compile("[A-Za-z0-9]{1,32}");
   private static final Pattern QUEUE = Pattern.compile("[^\\s,/*>]{1,200}");
 
   public final Role role;
@@ -34,6 +35,8 @@ public final class ContractArgs {
   public double rate;
   public int txBatch;
   public String id;
+  /** Producer: the run nonce every message carries as bb_nonce. */
+  public String nonce = "0";
   public String records;
   public boolean gate;
   public String user;
@@ -69,6 +72,9 @@ public final class ContractArgs {
              + "  --workers W             actors in the recording pool (default 4)\n")
         + "  --tx-batch N            commit every N messages (0 = no transactions)\n"
         + "  --id ID                 process id (default " + (p ? "p1" : "c1") + ")\n"
+        + (p ? "  --nonce NONCE           run nonce [A-Za-z0-9]{1,32} (default 0), sent as property bb_nonce;\n"
+             + "                          every message also carries bb_crc32, the CRC-32 of its body (8 hex)\n"
+             : "")
         + "  --records PATH          write raw records (TSV) here when stopping\n"
         + "  --gate                  take go/stop commands from stdin\n"
         + "  --user U --password P   broker credentials\n"
@@ -115,6 +121,7 @@ public final class ContractArgs {
     if (producer) {
       flags.add("--persistent");
       valued.add("--rate");
+      valued.add("--nonce");
     } else {
       valued.addAll(Set.of("--ack", "--prefetch", "--workers"));
     }
@@ -185,6 +192,12 @@ public final class ContractArgs {
             throw new Invalid("--id must match [A-Za-z0-9_.-]{1,64}");
           }
           a.id = value;
+        }
+        case "--nonce" -> {
+          if (!NONCE.matcher(value).matches()) {
+            throw new Invalid("--nonce must match [A-Za-z0-9]{1,32} (got '" + value + "')");
+          }
+          a.nonce = value;
         }
         case "--records" -> {
           if (value.isEmpty()) {

@@ -8,6 +8,7 @@ import jakarta.jms.Connection;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
 import jakarta.jms.MessageConsumer;
+import jakarta.jms.MessageFormatException;
 import jakarta.jms.MessageListener;
 import jakarta.jms.Session;
 import jakarta.jms.TextMessage;
@@ -24,14 +25,16 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.CRC32;
 import org.apache.activemq.ActiveMQConnectionFactory;
 import org.apache.activemq.ActiveMQSession;
 
 /**
  * burstbench contract consumer (clients/contract.md) built on actors: one JMS session and
  * listener per destination on one OpenWire connection; each listener takes the receive time,
- * acknowledges per --ack/--tx-batch, and feeds a round-robin pool of {@link ConsumerWorker}s
- * whose {@link ConsumerCollector} records every bench message.
+ * reads the properties and the body (computing its CRC-32 over every byte), acknowledges per
+ * --ack/--tx-batch, and feeds a round-robin pool of {@link ConsumerWorker}s whose
+ * {@link ConsumerCollector} records every bench message.
  */
 public final class ContractConsumer {
   private ContractConsumer() {}
@@ -48,6 +51,8 @@ public final class ContractConsumer {
     private final int ackEvery;
     private long n;
     private Message unacked;
+    private final CRC32 crc = new CRC32();
+    private byte[] buf = new byte[64];
 
     Listener(Session session, int dest, ContractArgs args, ActorRef<ConsumerWorker.Command> pool,
         AtomicLong handedOff) {
@@ -65,20 +70,26 @@ public final class ContractConsumer {
       try {
         byte[] head = EMPTY;
         int len = 0;
+        int bodyCrc = 0;   // CRC-32 of no bytes
         if (m instanceof BytesMessage bm) {
-          len = (int) bm.getBodyLength();
-          head = new byte[Math.min(6, len)];
-          bm.readBytes(head);
+          int want = (int) bm.getBodyLength();
+          if (buf.length < want) {
+            buf = new byte[(int) Math.max(want, Math.min(Integer.MAX_VALUE - 8, 2L * buf.length))];
+          }
+          len = want == 0 ? 0 : Math.max(0, bm.readBytes(buf, want));
+          head = java.util.Arrays.copyOf(buf, Math.min(6, len));
+          bodyCrc = Body.crc32(crc, buf, 0, len);
         } else if (m instanceof TextMessage tm && tm.getText() != null) {
           byte[] b = tm.getText().getBytes(StandardCharsets.UTF_8);
           len = b.length;
           head = java.util.Arrays.copyOf(b, Math.min(6, len));
+          bodyCrc = Body.crc32(crc, b, 0, len);
         }
         handedOff.incrementAndGet();
         pool.tell(new ConsumerWorker.Raw(
-            m.getStringProperty("bb_producer"), m.getStringProperty("bb_seq"),
-            m.getStringProperty("bb_burst"), m.getStringProperty("bb_sent_ns"),
-            head, len, m.getJMSRedelivered(), dest, recvNs));
+            prop(m, "bb_producer"), prop(m, "bb_seq"), prop(m, "bb_burst"), prop(m, "bb_sent_ns"),
+            prop(m, "bb_nonce"), prop(m, "bb_crc32"),
+            head, len, bodyCrc, m.getJMSRedelivered(), dest, recvNs));
         n++;
         if (args.txBatch > 0) {
           if (n % args.txBatch == 0) {
@@ -99,6 +110,15 @@ public final class ContractConsumer {
         }
       } catch (JMSException | RuntimeException e) {
         Cli.fail(1, "receive failed: " + Jms.describe(e));
+      }
+    }
+
+    /** A string property, or null when absent or of a type that is no string (a byte array). */
+    private static String prop(Message m, String name) throws JMSException {
+      try {
+        return m.getStringProperty(name);
+      } catch (MessageFormatException e) {
+        return null;
       }
     }
 
@@ -218,8 +238,13 @@ public final class ContractConsumer {
 
   static void writeRecords(Path path, ContractArgs a, ConsumerCollector.Snapshot s) throws IOException {
     try (BufferedWriter w = Files.newBufferedWriter(path, StandardCharsets.UTF_8)) {
-      w.write("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\n");
-      StringBuilder sb = new StringBuilder(128);
+      w.write("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest"
+          + "\tnonce\tcrc32_header\tcrc32_body\n");
+      String[] nonces = new String[s.nonces().size()];
+      for (int k = 0; k < nonces.length; k++) {
+        nonces[k] = field(s.nonces().get(k));
+      }
+      StringBuilder sb = new StringBuilder(160);
       int n = s.seq().size();
       for (int i = 0; i < n; i++) {
         long f = s.bytesFlags().get(i);
@@ -232,9 +257,37 @@ public final class ContractConsumer {
             .append(f >>> 20).append('\t')
             .append(f & 1).append('\t')
             .append((f >>> 1) & 1).append('\t')
-            .append(a.destinations.get((int) ((f >>> 2) & 0x3FFFF))).append('\n');
+            .append(a.destinations.get((int) ((f >>> 2) & 0x3FFFF))).append('\t')
+            .append(s.nonce()[i] < 0 ? "-" : nonces[s.nonce()[i]]).append('\t');
+        long h = s.crcHeader().get(i);
+        if (h >= 0) {
+          Body.hex8((int) h, sb);
+        } else if (h == ConsumerCollector.CRC_RAW) {
+          sb.append(field(s.rawCrc().get(i)));
+        } else {
+          sb.append('-');
+        }
+        sb.append('\t');
+        Body.hex8((int) s.crcBody().get(i), sb).append('\n');
         w.write(sb.toString());
       }
     }
+  }
+
+  /** A received string as one TSV field: control characters (tab, newline) become '?'. */
+  static String field(String v) {
+    StringBuilder b = null;
+    for (int i = 0; i < v.length(); i++) {
+      char c = v.charAt(i);
+      if (c < 0x20 || c == 0x7f) {
+        if (b == null) {
+          b = new StringBuilder(v.substring(0, i));
+        }
+        b.append('?');
+      } else if (b != null) {
+        b.append(c);
+      }
+    }
+    return b == null ? v : b.toString();
   }
 }

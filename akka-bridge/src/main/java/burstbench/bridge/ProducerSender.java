@@ -14,12 +14,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.zip.CRC32;
 import org.apache.activemq.ActiveMQMessageProducer;
 import org.apache.activemq.AsyncCallback;
 
 /**
  * One destination's JMS sender of {@link ContractProducer} (blocking dispatcher; owns one session).
- * Paces to the intended send time under --rate, stamps the contract properties, commits every
+ * Paces to the intended send time under --rate, stamps the contract properties (the four bench
+ * headers, the run's bb_nonce and the body's bb_crc32), commits every
  * --tx-batch messages, and confirms the last message of each burst before telling the creator.
  */
 public final class ProducerSender extends AbstractBehavior<ProducerSender.Command> {
@@ -48,6 +50,7 @@ public final class ProducerSender extends AbstractBehavior<ProducerSender.Comman
   private final LongArray seqs = new LongArray();
   private final LongArray sentNs = new LongArray();
   private final byte[] template;
+  private final CRC32 crc = new CRC32();
   private int inTx;
   private long sentInBurst;
   private long firstNs;
@@ -100,6 +103,8 @@ public final class ProducerSender extends AbstractBehavior<ProducerSender.Comman
       m.setStringProperty("bb_seq", Long.toString(s.seq()));
       m.setStringProperty("bb_burst", Integer.toString(s.burst()));
       m.setStringProperty("bb_sent_ns", Long.toString(stamp));
+      m.setStringProperty("bb_nonce", args.nonce);
+      m.setStringProperty("bb_crc32", Body.hex8(Body.crc32(crc, template, 0, template.length)));
       boolean transacted = args.txBatch > 0;
       if (s.last() && !transacted) {
         CompletableFuture<Void> confirmed = new CompletableFuture<>();

@@ -26,6 +26,7 @@ class ContractArgsTest {
     assertEquals(6, p.size);
     assertEquals(1, p.bursts);
     assertEquals("p1", p.id);
+    assertEquals("0", p.nonce);
     assertFalse(p.persistent);
     ContractArgs c = parse(C, "--url", "failover:(tcp://127.0.0.1:61616)", "--destinations", "a");
     assertEquals("c1", c.id);
@@ -60,6 +61,36 @@ class ContractArgsTest {
     assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "stomp://h:61613", "--destinations", "q"));
     assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "ws://h:61614/", "--destinations", "q"));
     assertThrows(ContractArgs.Invalid.class, () -> parse(C, "--url", "tcp://h:1", "--destinations", "q,,r"));
+  }
+
+  @Test
+  void nonce() throws Exception {
+    assertEquals("Run42x", parse(P, "--url", "tcp://h:1", "--destinations", "q", "--nonce", "Run42x").nonce);
+    assertEquals("a".repeat(32), parse(P, "--url", "tcp://h:1", "--destinations", "q", "--nonce=" + "a".repeat(32)).nonce);
+    for (String bad : new String[] {"", "a-b", "a b", "a".repeat(33), "\u00e9"}) {
+      assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--nonce", bad));
+    }
+    assertThrows(ContractArgs.Invalid.class, () -> parse(C, "--url", "tcp://h:1", "--destinations", "q", "--nonce", "x"));
+  }
+
+  @Test
+  void checksum() {
+    // zlib.crc32 as the reference: format(zlib.crc32(b"000000"), "08x") == "394605e6"
+    java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+    byte[] b = Body.of(0, 6);
+    assertEquals("394605e6", Body.hex8(Body.crc32(crc, b, 0, b.length)));
+    b = Body.of(42, 10);
+    assertEquals("81bdc985", Body.hex8(Body.crc32(crc, b, 0, b.length)));
+    assertEquals("00000000", Body.hex8(Body.crc32(crc, b, 0, 0)));
+    assertEquals("0000000f", Body.hex8(15));
+    assertEquals(String.format("%08x", -2), Body.hex8(-2));
+    assertEquals(0x394605e6L, Body.parseHex8("394605e6"));
+    assertEquals(0xfffffffeL, Body.parseHex8("fffffffe"));
+    assertEquals(-1L, Body.parseHex8("394605E6"));
+    assertEquals(-1L, Body.parseHex8("394605e"));
+    assertEquals(-1L, Body.parseHex8(null));
+    assertEquals("a?b?", ContractConsumer.field("a\tb\n"));
+    assertEquals("ab", ContractConsumer.field("ab"));
   }
 
   @Test
