@@ -518,6 +518,60 @@ def inspect_external(ext: External, user: str | None = None, password: str | Non
         ext.statistics = {"error": f"{type(e).__name__}: {e}"}
 
 
+_STAT_KEYS = {"enqueueCount": "enqueued", "dequeueCount": "dequeued",
+              "dispatchCount": "dispatched", "inflightCount": "inflight",
+              "expiredCount": "expired", "size": "size", "consumerCount": "consumers",
+              "producerCount": "producers"}
+
+
+def external_queue_counts(ext: External, prefix: str, user: str | None = None,
+                          password: str | None = None, timeout: float = 5.0) -> dict:
+    """The run's queues' counters from a broker the harness did not start, through the
+    statistics plugin (``ActiveMQ.Statistics.Destination.<prefix>>``: one reply per queue).
+    Same shape as a started broker's ``stats`` line; ``{"error": ...}`` when it cannot."""
+    from urllib.parse import urlsplit
+
+    import stomp
+
+    url = ext.urls.get("stomp")
+    if not url:
+        return {"error": "no stomp:// URL to ask the statistics plugin through"}
+    u = urlsplit(url)
+    replies: list = []
+
+    class L(stomp.ConnectionListener):
+        def on_message(self, frame):
+            replies.append(_map_message(frame.body))
+
+    conn = stomp.Connection11([(u.hostname, u.port)], reconnect_attempts_max=1,
+                              timeout=timeout)
+    if u.scheme == "stomp+ssl":
+        conn.set_ssl(for_hosts=[(u.hostname, u.port)])
+    conn.set_listener("s", L())
+    try:
+        conn.connect(user, password, wait=True)
+        conn.subscribe("/temp-queue/bb-qstats", id="s", ack="auto")
+        conn.send(f"/queue/ActiveMQ.Statistics.Destination.{prefix}>", "",
+                  headers={"reply-to": "/temp-queue/bb-qstats", "transformation": "jms-map-xml"})
+        # one reply per queue, no end marker: wait until they stop coming
+        deadline, last, seen = time.monotonic() + timeout, time.monotonic(), 0
+        while time.monotonic() < deadline and (not replies or time.monotonic() - last < 0.5):
+            if len(replies) != seen:
+                seen, last = len(replies), time.monotonic()
+            time.sleep(0.05)
+        conn.disconnect()
+    except Exception as e:  # noqa: BLE001 - unreadable counters are reported, not fatal
+        return {"error": f"statistics plugin: {type(e).__name__}: {e}"}
+    queues = {}
+    for r in replies:
+        name = str(r.get("destinationName", "")).removeprefix("queue://")
+        if name.startswith(prefix):
+            queues[name] = {ours: int(r.get(theirs, 0)) for theirs, ours in _STAT_KEYS.items()}
+    if not queues:
+        return {"error": "the statistics plugin did not answer for the run's queues"}
+    return {"queues": queues, "bridges": []}
+
+
 def _map_message(body) -> dict:
     """A JMS MapMessage as ActiveMQ's STOMP ``jms-map-xml`` transformation renders it."""
     import xml.etree.ElementTree as ET

@@ -35,6 +35,10 @@ def test_point_against_an_external_broker_leaves_it_running(tmp_path):
         stats = doc["resources"]["external_brokers"]["a"]["statistics"]
         assert stats.get("brokerName") == "bench"  # the statistics plugin answered
         assert [p for p in doc["resources"]["processes"] if p["role"] == "broker"] == []
+        # the broker's own counters, read through its statistics plugin, agree
+        w = doc["broker_witness"]
+        assert w["available"] and w["agrees"], w.get("problems")
+        assert w["total"]["enqueued"] == 6000 and w["total"]["size"] == 0
         # the harness neither rendered a config for it nor stopped it
         assert ext.poll() is None
         assert brokers.port_accepts("127.0.0.1", int(urls["stomp"].rsplit(":", 1)[1]))
