@@ -74,6 +74,7 @@ class BrokerSpec:
     # TCP_NODELAY on the sockets of the OpenWire and STOMP connectors (transport.tcpNoDelay);
     # off as ActiveMQ ships it (the option is then not written at all)
     tcp_nodelay: bool = False
+    cpus: str = ""  # a taskset CPU list the broker runs on ("" = wherever the kernel likes)
     queue_prefetch: int = 1000
     queue_memory_limit: str = "64mb"
     max_page_size: int = 200
@@ -242,6 +243,8 @@ def start(
         xml_path = workdir / f"activemq-{spec.name}.xml"
         xml_path.write_text(render(spec))
         argv = java_argv(xml_path, spec.heap, ["--watch-stdin"])
+        if spec.cpus:
+            argv = ["taskset", "-c", spec.cpus, *argv]
         child = sup.start(
             f"broker-{spec.name}" + (f"-try{attempt}" if attempt else ""),
             (wrap or []) + argv,

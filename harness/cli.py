@@ -102,6 +102,11 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
         "--optimized-dispatch", action=argparse.BooleanOptionalAction, default=False,
         help="queues dispatch in the thread that wakes them (a send, an ack) rather than in a "
         "pooled task (ActiveMQ's optimizedDispatch)")
+    p.add_argument("--cpus-broker", default="", metavar="LIST",
+                   help="run the brokers on these CPUs only (taskset -c LIST, e.g. 0)")
+    p.add_argument("--cpus-clients", default="", metavar="LIST",
+                   help="run the producers and consumers on these CPUs only (e.g. 1): the load "
+                   "generator kept off the broker's cores")
     p.add_argument(
         "--tcp-nodelay", action=argparse.BooleanOptionalAction, default=False,
         help="TCP_NODELAY on the broker's STOMP and OpenWire connectors (transport.tcpNoDelay; "
@@ -137,6 +142,8 @@ def spec_from(args) -> PointSpec:
         producer_flow_control=not args.no_flow_control,
         optimized_dispatch=args.optimized_dispatch,
         tcp_nodelay=args.tcp_nodelay,
+        cpus_broker=args.cpus_broker,
+        cpus_clients=args.cpus_clients,
     )
     spec.validate()
     return spec
@@ -226,6 +233,13 @@ def summary(doc: dict) -> str:
                 f"  busiest: {busy['process']} at {busy['cpu_share']:.2f} cores"
                 f"{' (CPU-bound)' if busy['cpu_bound'] else ''}"
             )
+            if busy.get("cores"):
+                lines.append(
+                    f"  machine: {busy['machine_busy_cores']:.2f} of {busy['cores']} cores busy "
+                    f"({busy['point_processes_and_harness_cores']:.2f} the point's processes and "
+                    f"the harness, {busy['harness_cores']:.2f} of it the harness)"
+                    + ("; SATURATED: the machine bounds this figure, not one process"
+                       if busy["machine_saturated"] else ""))
     procs = doc.get("resources", {}).get("processes", [])
     if procs:
         lines.append("  process              CPU s   peak RSS MB   max fds   exit")

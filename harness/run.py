@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import secrets
+import statistics
 import shutil
 import subprocess
 import time
@@ -53,6 +55,10 @@ class PointSpec:
     producer_flow_control: bool = True
     optimized_dispatch: bool = False  # the queues' optimizedDispatch (see brokers.BrokerSpec)
     tcp_nodelay: bool = False  # the broker connectors' transport.tcpNoDelay (see BrokerSpec)
+    # CPU lists (taskset -c) for the brokers and for the clients: the load generator kept
+    # off the broker's cores; "" lets the kernel schedule them anywhere
+    cpus_broker: str = ""
+    cpus_clients: str = ""
     tls: bool = False  # TLS-only connectors, a throwaway CA, clients verify the broker
     auth: bool = False  # brokers require a user with a generated password
     broker_urls: list[str] = field(default_factory=list)  # brokers the harness did not start
@@ -112,6 +118,9 @@ class PointSpec:
                                  "hosts (they cannot be set here)")
             for i, text in enumerate(self.broker_urls):
                 brokers.parse_external(f"#{i + 1}", text)
+        for name, cpus in (("cpus-broker", self.cpus_broker), ("cpus-clients", self.cpus_clients)):
+            if cpus:
+                _check_cpus(name, cpus)
         if self.link_delay:
             raise ValueError("link delay needs netem, which this kernel does not have; only "
                              "--link-rate (tbf) is available")
@@ -139,6 +148,24 @@ class PointSpec:
         d.pop("drain_timeout")
         d.pop("ready_timeout")
         return d
+
+
+def _check_cpus(option: str, cpus: str) -> None:
+    """A taskset CPU list naming only CPUs this process may use, or ValueError."""
+    import re
+
+    if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", cpus):
+        raise ValueError(f"--{option} must be a CPU list like 0 or 0-1 or 0,2: {cpus!r}")
+    if shutil.which("taskset") is None:
+        raise ValueError(f"--{option} needs taskset (Debian package util-linux)")
+    want = set()
+    for part in cpus.split(","):
+        lo, _, hi = part.partition("-")
+        want |= set(range(int(lo), int(hi or lo) + 1))
+    have = os.sched_getaffinity(0)
+    if not want <= have:
+        raise ValueError(f"--{option} {cpus}: CPU(s) {sorted(want - have)} are not available "
+                         f"(this machine offers {sorted(have)})")
 
 
 @dataclass
@@ -282,6 +309,7 @@ class Runner:
                 name=name, host=host, persistence=spec.persistence,
                 queue_prefetch=spec.prefetch, producer_flow_control=spec.producer_flow_control,
                 optimized_dispatch=spec.optimized_dispatch, tcp_nodelay=spec.tcp_nodelay,
+                cpus=spec.cpus_broker,
                 openwire_port=brokers.free_port(), stomp_port=brokers.free_port(),
                 ws_port=brokers.free_port(), data_dir=work / f"broker-{name}",
                 discovery_uri=(f"multicast://default?group=bb{tag}"
@@ -386,6 +414,8 @@ class Runner:
                 argv += ["--ca", str(self.ca)]
             if spec.auth:
                 argv += ["--user", self.credentials[0], "--password", self.credentials[1]]
+            if spec.cpus_clients:
+                argv = ["taskset", "-c", spec.cpus_clients, *argv]
             if self.net is not None:
                 argv = self.net.wrap(host) + argv
             child = sup.start(ident, argv, role=role)
@@ -418,6 +448,7 @@ class Runner:
         total_per_burst = spec.count * len(producers)
         for b in range(spec.bursts):
             cpu0 = {c.name: c.cpu_seconds_now() for c in everyone}
+            machine0, harness0 = _machine_busy_seconds(), _harness_cpu_seconds()
             w0 = time.monotonic()
             for p in producers:
                 p.send("go")
@@ -433,7 +464,10 @@ class Runner:
                 now = c.cpu_seconds_now()
                 if now is not None and cpu0.get(c.name) is not None:
                     cpu[c.name] = round((now - cpu0[c.name]) / wall, 3)
-            self.outcome.burst_cpu.append({"burst": b, "wall_s": round(wall, 3), "cpu_share": cpu})
+            self.outcome.burst_cpu.append({
+                "burst": b, "wall_s": round(wall, 3), "cpu_share": cpu,
+                "harness_share": round((_harness_cpu_seconds() - harness0) / wall, 3),
+                "machine_busy_cores": round((_machine_busy_seconds() - machine0) / wall, 3)})
             self.progress(
                 f"burst {b + 1}/{spec.bursts}: {sum(received.values())}/{target} received"
             )
@@ -629,18 +663,48 @@ def _witness_of(outcome: Outcome, acc: measure.Accounting) -> dict:
     return {"available": True, **measure.witness(end, acc), "readings": outcome.broker_counts}
 
 
+def _machine_busy_seconds() -> float:
+    """CPU seconds the whole machine has been busy (every core, every process), /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            vals = [int(v) for v in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return math.nan
+    idle = vals[3] + vals[4]  # idle + iowait
+    return (sum(vals) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def _harness_cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
 def _busiest(outcome: Outcome, counted: set[int]) -> dict:
-    """The process with the highest CPU share (1.0 = one core) over the measured bursts."""
+    """The process with the highest CPU share (1.0 = one core) over the measured bursts, and
+    the whole machine beside it: the processes the point started, the harness itself, and
+    what the machine as a whole was busy with. When the machine is busy on (nearly) every
+    core the figure is bounded by the machine, whatever one process shows."""
     shares: dict[str, list[float]] = {}
-    for b in outcome.burst_cpu:
-        if b["burst"] in counted:
-            for name, s in b["cpu_share"].items():
-                shares.setdefault(name, []).append(s)
+    bursts = [b for b in outcome.burst_cpu if b["burst"] in counted]
+    for b in bursts:
+        for name, s in b["cpu_share"].items():
+            shares.setdefault(name, []).append(s)
     if not shares:
         return {}
     name, vals = max(shares.items(), key=lambda kv: sum(kv[1]) / len(kv[1]))
     share = sum(vals) / len(vals)
-    return {"process": name, "cpu_share": round(share, 2), "cpu_bound": share >= 0.9}
+    ours = statistics.fmean(sum(b["cpu_share"].values()) + b.get("harness_share", 0)
+                            for b in bursts)
+    machine = [b["machine_busy_cores"] for b in bursts
+               if not math.isnan(b.get("machine_busy_cores", math.nan))]
+    busy = statistics.fmean(machine) if machine else math.nan
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"process": name, "cpu_share": round(share, 2), "cpu_bound": share >= 0.9,
+            "point_processes_and_harness_cores": round(ours, 2),
+            "harness_cores": round(statistics.fmean(b.get("harness_share", 0) for b in bursts),
+                                   2),
+            "machine_busy_cores": round(busy, 2), "cores": cores,
+            "machine_saturated": bool(busy >= 0.9 * cores)}
 
 
 def _dump_java_threads(sup: Supervisor) -> None:
@@ -651,7 +715,7 @@ def _dump_java_threads(sup: Supervisor) -> None:
     if not jcmd:
         return
     for child in sup.children:
-        if not child.alive() or not Path(child.argv[0]).name.startswith("java"):
+        if not child.alive() or not any(Path(a).name == "java" for a in child.argv[:8]):
             continue
         out = child.log_path.with_suffix(".threads.txt")
         try:

@@ -29,6 +29,8 @@ def bench(*args):
         (["run", "--topology", "ring"], "unknown topology"),
         (["run", "--size", "99999999999"], "size must be"),
         (["run", "--bogus"], "unrecognized arguments"),
+        (["run", "--cpus-broker", "one"], "must be a CPU list"),
+        (["run", "--cpus-clients", "4096"], "are not available"),
         (["sweep", "--profile", "nope"], "unknown profile"),
         (["sweep", "nosuchaxis"], "no axis"),
         (["plot", "no-such-run"], "no run"),
