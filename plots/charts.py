@@ -441,6 +441,16 @@ def chart_mqperf(manifest, points, path: Path) -> Path:
     return _finish(fig_, ax, manifest, points, path, _busiest_note(points))
 
 
+def _axis_values(points: list[dict]) -> list:
+    """The axis's x values in the order the points were written (the profile's order)."""
+    seen = []
+    for p in points:
+        x = p.get("sweep", {}).get("x")
+        if x not in seen:
+            seen.append(x)
+    return seen
+
+
 def _by_axis(points: list[dict]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = defaultdict(list)
     for p in points:
@@ -535,6 +545,11 @@ def render_run(run_dir: Path) -> list[Path]:
             written.append(chart_by_category(manifest, pts, "TLS", "tls",
                                              charts / "throughput-by-tls.png",
                                              order=["False", "True"]))
+        elif axis == "tuned":
+            written.append(chart_by_category(
+                manifest, pts, "client: stock library API vs its -tuned entry", "producer",
+                charts / "throughput-stock-vs-tuned.png",
+                order=[str(v) for v in _axis_values(pts)]))
         elif axis == "tcp-nodelay":
             written.append(chart_by_category(manifest, pts, "TCP_NODELAY at the broker",
                                              "tcp_nodelay",
