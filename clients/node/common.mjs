@@ -95,7 +95,7 @@ const COMMON = {
   password: 'value', ca: 'value', 'connect-timeout': 'value', version: 'flag', help: 'flag',
 };
 const ROLE = {
-  producer: { persistent: 'flag', rate: 'value' },
+  producer: { persistent: 'flag', rate: 'value', nonce: 'value' },
   consumer: { ack: 'value', prefetch: 'value' },
 };
 const OTHER = { producer: 'consumer', consumer: 'producer' };
@@ -116,6 +116,8 @@ over WebSocket), stomp://HOST:PORT or tcp://HOST:PORT (STOMP over TCP), stomp+ss
 ${role === 'producer'
     ? `  --persistent           persistent delivery (persistent:true)
   --rate R               messages/s, 0 = as fast as possible (default 0)
+  --nonce NONCE          run nonce [A-Za-z0-9]{1,32}, stamped on every message as bb_nonce
+                         (default 0)
 `
     : `  --ack MODE             auto | client | client-individual (default auto; dups-ok unsupported)
   --prefetch N           activemq.prefetchSize (default 1000)
@@ -134,6 +136,7 @@ ${role === 'producer'
 const INT_RE = /^[0-9]+$/;
 const NUM_RE = /^[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?$/;
 const ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+const NONCE_RE = /^[A-Za-z0-9]{1,32}$/;
 
 function int(name, v, min, max) {
   if (!INT_RE.test(v)) fail(2, `--${name} needs an integer, got ${JSON.stringify(v)}`);
@@ -215,6 +218,8 @@ export function parseArgs(role, argv) {
   if (role === 'producer') {
     o.persistent = !!raw.persistent;
     o.rate = raw.rate === undefined ? 0 : num('rate', raw.rate, 0, 1e9);
+    o.nonce = raw.nonce === undefined ? '0' : raw.nonce;
+    if (!NONCE_RE.test(o.nonce)) fail(2, `--nonce must match [A-Za-z0-9]{1,32}, got ${JSON.stringify(o.nonce)}`);
   } else {
     o.ack = raw.ack === undefined ? 'auto' : raw.ack;
     if (o.ack === 'dups-ok') fail(2, '--ack dups-ok is not supported by the STOMP client (no such STOMP ack mode)');

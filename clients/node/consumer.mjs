@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // burstbench consumer over STOMP (@stomp/stompjs; ws:// or stomp://). See clients/contract.md.
 
+import { crc32 } from 'node:zlib';
 import {
   connect, disconnect, emit, fail, gate, hr, hrToEpoch, nowNs, parseArgs, wire, writeRecords,
 } from './common.mjs';
@@ -14,7 +15,8 @@ const ackEvery = Math.ceil(o.prefetch / 2); // client (cumulative) mode
 const target = !o.gate && o.count > 0 ? o.count * o.bursts : 0;
 
 // records, one entry per message carrying the four bench headers: their values as received,
-// checked (integers, body digits) when the records are written
+// checked (integers, body digits) when the records are written; bb_nonce and bb_crc32 as
+// received (undefined when absent) and the CRC-32 of the body bytes, formatted then too
 const rProducer = [];
 const rSeq = [];
 const rBurst = [];
@@ -24,6 +26,9 @@ const rBytes = [];
 const rHead = []; // the body's first min(6, bytes) bytes as one number
 const rRed = [];  // 1 if redelivered
 const rDest = []; // index into o.destinations
+const rNonce = [];
+const rCrcHead = [];
+const rCrc = []; // CRC-32 of the body as received (a number)
 
 let received = 0;
 let foreign = 0;
@@ -98,6 +103,9 @@ function handler(di, sub) {
       rHead.push(head);
       rRed.push(red);
       rDest.push(di);
+      rNonce.push(h.bb_nonce);
+      rCrcHead.push(h.bb_crc32);
+      rCrc.push(crc32(b));
       received++;
     }
     if (mode === 'client-individual') {
@@ -174,11 +182,13 @@ async function finish() {
   if (o.records) {
     const names = o.destinations;
     const keep = bad.size === 0 ? null : [...rSeq.keys()].filter((i) => !bad.has(i));
-    writeRecords(o.records, '#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest',
+    writeRecords(o.records, '#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest' +
+      '\tnonce\tcrc32_header\tcrc32_body',
       keep ? keep.length : rSeq.length, (j) => {
         const i = keep ? keep[j] : j;
         return `${rProducer[i]}\t${rSeq[i]}\t${rBurst[i]}\t${rSent[i]}\t${hrToEpoch(rRecv[i])}\t` +
-          `${rBytes[i]}\t${bodyOk(Number(rSeq[i]), rBytes[i], rHead[i])}\t${rRed[i]}\t${names[rDest[i]]}\n`;
+          `${rBytes[i]}\t${bodyOk(Number(rSeq[i]), rBytes[i], rHead[i])}\t${rRed[i]}\t${names[rDest[i]]}\t` +
+          `${rNonce[i] ?? '-'}\t${rCrcHead[i] ?? '-'}\t${rCrc[i].toString(16).padStart(8, '0')}\n`;
       });
   }
   emit({ event: 'done', id: o.id, received, foreign, redelivered });

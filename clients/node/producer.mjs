@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // burstbench producer over STOMP (@stomp/stompjs; ws:// or stomp://). See clients/contract.md.
 
+import { crc32 } from 'node:zlib';
 import {
   connect, disconnect, drained, emit, fail, gate, hr, hrToEpoch, immediate, nowNs, parseArgs,
   sleep, wire, writeRecords,
@@ -78,6 +79,7 @@ async function burst(b) {
   const nsPer = rate > 0 ? 1e9 / rate : 0;
   const tx = o.txBatch;
   const persistent = o.persistent;
+  const nonce = o.nonce;
   const receipt = `bb-${o.id}-${b}`;
   let txId = null;
   let firstNs = 0n;
@@ -104,21 +106,28 @@ async function burst(b) {
     for (; i < end; i++) {
       const s = base + i;
       if (tx > 0 && i % tx === 0) txId = client.begin(`tx-${o.id}-${b}-${i}`).id;
+      let text = null;
+      if (textBody) {
+        const digits = String(s % 1000000).padStart(6, '0');
+        text = ndigits === 6 ? digits + tail : digits.slice(0, ndigits);
+      } else {
+        let c = s % 1000000;
+        for (let k = 5; k >= 0; k--) { if (k < ndigits) body[k] = 48 + (c % 10); c = (c / 10) | 0; }
+      }
+      // CRC-32 of the body's bytes (the string's bytes are its ASCII characters)
+      const crc = (text === null ? crc32(body) : crc32(text)).toString(16).padStart(8, '0');
       const t = nowNs();
       const sentStr = nsPer > 0 ? String(startNs + BigInt(Math.round(i * nsPer))) : String(t);
-      const headers = { bb_producer: o.id, bb_seq: String(s), bb_burst: bStr, bb_sent_ns: sentStr };
+      const headers = {
+        bb_producer: o.id, bb_seq: String(s), bb_burst: bStr, bb_sent_ns: sentStr,
+        bb_nonce: nonce, bb_crc32: crc,
+      };
       if (persistent) headers.persistent = 'true';
       if (txId !== null) headers.transaction = txId;
       const last = i === count - 1;
       if (last && tx === 0) headers.receipt = receipt;
-      if (textBody) {
-        const digits = String(s % 1000000).padStart(6, '0');
-        client.publish({ destination: dests[s % nd], headers, body: ndigits === 6 ? digits + tail : digits.slice(0, ndigits) });
-      } else {
-        let c = s % 1000000;
-        for (let k = 5; k >= 0; k--) { if (k < ndigits) body[k] = 48 + (c % 10); c = (c / 10) | 0; }
-        client.publish({ destination: dests[s % nd], headers, binaryBody: body });
-      }
+      if (text !== null) client.publish({ destination: dests[s % nd], headers, body: text });
+      else client.publish({ destination: dests[s % nd], headers, binaryBody: body });
       sentNs.push(sentStr);
       sent++;
       if (i === 0) firstNs = t;
