@@ -549,11 +549,26 @@ class Runner:
             return f"; the brokers' counters could not be read: {e}"
         path = sup.log_dir / "stall-broker-counts.json"
         path.write_text(json.dumps(snap, indent=2))
+        self._stall_sockets(sup.log_dir / "stall-sockets.txt")
         waiting = [f"{name} {q} holds {v['size']:,} ({v['inflight']:,} in flight)"
                    for name, b in snap.items() for q, v in b.get("queues", {}).items()
                    if v.get("size") or v.get("inflight")]
         return (f"; {', '.join(waiting[:6])}{' ...' if len(waiting) > 6 else ''} "
                 f"({path.name})" if waiting else f"; no broker holds any ({path.name})")
+
+    def _stall_sockets(self, path: Path) -> None:
+        """Every TCP socket's queues and windows (``ss -tinmp``) on each host of the point, so
+        that a stall says which side stopped reading."""
+        ss = shutil.which("ss")
+        if ss is None:
+            return
+        hosts = [None] if self.net is None else [None, *self.net.names]
+        with open(path, "w") as f:
+            for ns in hosts:
+                argv = [ss, "-tinmp"] if ns is None else ["ip", "netns", "exec", ns, ss, "-tinmp"]
+                f.write(f"==== {'host' if ns is None else ns}: {' '.join(argv)}\n")
+                f.flush()
+                subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, timeout=20, check=False)
 
     def _burst_timeout(self) -> float:
         spec = self.spec
