@@ -5,6 +5,7 @@
 import { Client } from '../../clients/node/node_modules/@stomp/stompjs/esm6/index.js';
 import { TCPWrapper } from '../../clients/node/node_modules/@stomp/tcp-wrapper/esm6/index.js';
 import WebSocket from '../../clients/node/node_modules/ws/wrapper.mjs';
+import zlib from 'node:zlib';
 
 const [url, queue, count, size] = [process.argv[2], process.argv[3], +process.argv[4], +process.argv[5]];
 const off = BigInt(Date.now()) * 1000000n - process.hrtime.bigint();
@@ -17,7 +18,7 @@ const client = new Client({
   reconnectDelay: 0, heartbeatIncoming: 0, heartbeatOutgoing: 0, debug: () => {},
 });
 client.onConnect = () => {
-  // the same message the bench sends: 4 headers, the 6-digit counter, then 'x'
+  // the same message the bench sends: 6 headers, the 6-digit counter, then 'x'
   const fill = 'x'.repeat(Math.max(0, size - 6));
   const enc = new TextEncoder();
   let first = 0n;
@@ -31,7 +32,8 @@ client.onConnect = () => {
   for (let i = 0; i < count; i++) {
     const text = (String(i % 1000000).padStart(6, '0') + fill).slice(0, size);
     const headers = { bb_producer: 'loop', bb_seq: String(i), bb_burst: '0',
-      bb_sent_ns: String(process.hrtime.bigint() + off) };
+      bb_sent_ns: String(process.hrtime.bigint() + off), bb_nonce: 'loop',
+      bb_crc32: zlib.crc32(text).toString(16).padStart(8, '0') };
     if (i === count - 1) headers.receipt = 'done';
     client.publish({ destination: `/queue/${queue}`, headers, ...(ws ? { body: text } : { binaryBody: enc.encode(text) }) });
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/perl
 # Minimal Net::Stomp send loop (reference for clients/perl): URL QUEUE COUNT SIZE
-use strict; use warnings; use Net::Stomp; use Time::HiRes qw(gettimeofday);
+use strict; use warnings; use Net::Stomp; use Time::HiRes qw(gettimeofday); use Compress::Raw::Zlib ();
 use FindBin; use lib "$FindBin::Bin/../../clients/perl"; use Common ();  # the stock client's bug fixes
 my ($url, $queue, $count, $size) = @ARGV;
 my ($ssl, $host, $port) = $url =~ m{^stomp(\+ssl)?://([^/:]+):(\d+)/?$} or die "usage: $0 stomp://HOST:PORT QUEUE COUNT SIZE\n";
@@ -10,12 +10,14 @@ $stomp->connect({})->command eq 'CONNECTED' or die "not connected\n";
 $stomp->timeout(undef);  # as the client: the connect timeout only
 my $fill = 'x' x ($size > 6 ? $size - 6 : 0);
 my ($t0, $t1);
-for my $i (0 .. $count - 1) {  # the same message the bench sends: 4 headers, counter + 'x'
+for my $i (0 .. $count - 1) {  # the same message the bench sends: 6 headers, counter + 'x'
     my ($s, $us) = gettimeofday();
     $t1 = $s * 1000000000 + $us * 1000;
     $t0 //= $t1;
-    my %h = (destination => "/queue/$queue", body => substr(sprintf('%06d', $i % 1000000) . $fill, 0, $size),
-             bytes_message => 1, bb_producer => 'loop', bb_seq => $i, bb_burst => 0, bb_sent_ns => $t1);
+    my $body = substr(sprintf('%06d', $i % 1000000) . $fill, 0, $size);
+    my %h = (destination => "/queue/$queue", body => $body, bytes_message => 1, bb_producer => 'loop',
+             bb_seq => $i, bb_burst => 0, bb_sent_ns => $t1, bb_nonce => 'loop',
+             bb_crc32 => sprintf('%08x', Compress::Raw::Zlib::crc32($body)));
     $h{receipt} = 'last' if $i == $count - 1;
     $stomp->send(\%h);
 }

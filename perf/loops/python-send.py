@@ -4,6 +4,7 @@ import json  # noqa: E401
 import sys
 import threading
 import time
+import zlib
 from urllib.parse import urlsplit
 
 import stomp
@@ -22,12 +23,14 @@ conn.set_listener(
 conn.connect(wait=True)
 filler = b"x" * max(0, size - 6)
 first = time.time_ns()
-for i in range(count):  # the same message the bench sends: 4 headers, counter + filler
+for i in range(count):  # the same message the bench sends: 6 headers, counter + filler
     t = time.time_ns()
-    h = {"bb_producer": "loop", "bb_seq": str(i), "bb_burst": "0", "bb_sent_ns": str(t)}
+    body = (b"%06d" % (i % 1000000) + filler)[:size]
+    h = {"bb_producer": "loop", "bb_seq": str(i), "bb_burst": "0", "bb_sent_ns": str(t),
+         "bb_nonce": "loop", "bb_crc32": "%08x" % zlib.crc32(body)}
     if i == count - 1:
         h["receipt"] = "last"
-    conn.send("/queue/" + queue, (b"%06d" % (i % 1000000) + filler)[:size], headers=h)
+    conn.send("/queue/" + queue, body, headers=h)
 got.wait(120)
 last = time.time_ns()  # the broker confirmed the last message: every earlier one is in
 conn.disconnect()

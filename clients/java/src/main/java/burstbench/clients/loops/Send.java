@@ -26,6 +26,7 @@ public final class Send {
         byte[] body = new byte[size];
         java.util.Arrays.fill(body, (byte) 'x');
         CountDownLatch confirmed = new CountDownLatch(1);
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
         long t0 = System.nanoTime(), t = t0;
         for (long i = 0; i < n; i++) {
             BytesMessage m = s.createBytesMessage();
@@ -35,6 +36,12 @@ public final class Send {
             m.setStringProperty("bb_seq", Long.toString(i));
             m.setStringProperty("bb_burst", "0");
             m.setStringProperty("bb_sent_ns", Long.toString(System.nanoTime() + epoch));
+            // the same six properties the bench sends (Producer: bb_nonce, bb_crc32)
+            crc.reset();
+            crc.update(body, 0, size);
+            m.setStringProperty("bb_nonce", "loop");
+            String hex = Long.toHexString(crc.getValue());
+            m.setStringProperty("bb_crc32", "00000000".substring(hex.length()) + hex);
             if (i < n - 1) {
                 p.send(m);
             } else {   // the last one with the broker's receipt: then all are in
