@@ -323,6 +323,7 @@ function tcpWrapper(ep, ca) {
  * is not valid UTF-8 arrives with U+FFFD replacements (longer in UTF-8) but the original
  * byte count in content-length, and stompjs's parser, trusting it, would then lose the
  * following frame. Such a frame (never a bench message) gets its content-length recomputed.
+ * ActiveMQ's bug, with a reproducer: docs/findings.md#activemq-ws-content-length
  */
 class ActiveMQWebSocket {
   constructor(url, protocols, options) {
