@@ -214,6 +214,7 @@ sub parse_args {
     #    read boundary right after a body's first byte; our bodies start with "0" below seq
     #    100000) the next read overwrites it, the body shifts by one byte and the next frame is
     #    swallowed by the trailer trim. The library's sub with `//` for `||`.
+    #    (docs/findings.md#net-stomp-read-data)
     *Net::Stomp::_read_data = sub {
         my ($self, $timeout) = @_;
         return unless $self->select->can_read($timeout);
@@ -233,7 +234,7 @@ sub parse_args {
 
     # 2. Net::Stomp::Frame::as_string writes `$body || ''`: a body "0" goes out empty (with
     #    content-length:1 the broker then reads the frame's NUL as the body). The library's
-    #    string, with the "0" put back.
+    #    string, with the "0" put back. (docs/findings.md#net-stomp-zero-body)
     my $as_string = \&Net::Stomp::Frame::as_string;
     *Net::Stomp::Frame::as_string = sub {
         my $s = $as_string->(@_);

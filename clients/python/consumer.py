@@ -60,6 +60,11 @@ class Collector(Listener):
         self.finished.set()
 
 
+def _field(value: str) -> str:
+    """A received header value as one TSV field (a tab or newline would split the record)."""
+    return value.replace("\t", "?").replace("\n", "?").replace("\r", "?")
+
+
 def main(argv=None) -> int:
     args = parse("consumer", argv)
     signal.signal(signal.SIGTERM, on_sigterm)
@@ -120,8 +125,9 @@ def main(argv=None) -> int:
         redo = 1 if h.get("redelivered") == "true" else 0
         redelivered += redo
         dest = h.get("destination", "").removeprefix("/queue/")
+        nonce, hcrc = (_field(h.get("bb_nonce", "-")), _field(h.get("bb_crc32", "-")))
         lines.append(f"{producer}\t{seq}\t{burst}\t{sent}\t{t}\t{n}\t{ok}\t{redo}\t{dest}\t"
-                     f"{h.get('bb_nonce', '-')}\t{h.get('bb_crc32', '-')}\t{crc:08x}\n")
+                     f"{nonce}\t{hcrc}\t{crc:08x}\n")
     if args.records:
         with open(args.records, "w") as f:
             f.write("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest"
