@@ -90,7 +90,11 @@ def connectors(lay: Layout, broker: str, discovery: str, group: str,
     if discovery == "multicast":
         return [NetworkConnector(name=f"{broker}-mc", uri=f"multicast://default?group={group}",
                                  duplex=False, **common)]
+    # socketBufferSize=0: the bridge's own socket keeps Linux's autotuned buffers too (the
+    # accepting side is set in broker/templates/activemq.xml.j2); with ActiveMQ's locked
+    # 64 KiB buffers chain3 deadlocked in the kernel (docs/findings.md#activemq-chain3-stall)
     return [NetworkConnector(name=f"{owner}-to-{peer}",
-                             uri=f"static:({openwire_url(peer)})?maxReconnectDelay=1000",
+                             uri=f"static:({openwire_url(peer)}?socketBufferSize=0)"
+                                 "?maxReconnectDelay=1000",
                              duplex=duplex, **common)
             for owner, peer, duplex in lay.links if owner == broker]
