@@ -411,7 +411,11 @@ def chart_latency(manifest, points, path: Path) -> Path:
             ax.axvline(x, color="#888888", linewidth=0.8)
             ax.annotate("maximum (unlimited rate)", (x, 0.02), xycoords=("data", "axes fraction"),
                         rotation=90, fontsize=7, ha="right", color="#555555")
-    ax.set_yscale("log")
+    if any(_num(r[2].get("p50")) > 0 for r in paced):
+        ax.set_yscale("log")
+    else:
+        ax.annotate("no paced point finished ok: no latency to draw", (0.5, 0.5),
+                    xycoords="axes fraction", ha="center", color="#c0392b")
     ax.set_xlabel("offered load, msg/s (all producers)")
     ax.set_ylabel("latency ms, from the intended send time (log)")
     ax.grid(alpha=0.3, which="both")

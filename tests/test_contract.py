@@ -317,3 +317,17 @@ def test_relay_between_actors_and_other_languages(prod_spec, cons_spec, shared_b
     sent, got, done = pair_run(shared_broker, prod, cons, 2000, 64, tmp_path)
     a = measure.account(sent, {"c": got}, done.get("foreign", 0), size=64)
     assert (a.sent, a.received, a.lost, a.duplicates, a.body_errors) == (2000, 2000, 0, 0, 0)
+
+
+@pytest.mark.parametrize("spec", PAIRS)
+def test_a_paced_point_accounts_exactly(spec, tmp_path):
+    """Under --rate a message carries its intended send time; the producer's records carry
+    the same stamp, so the harness's check of every bb_sent_ns holds (it caught stomp.py's
+    producer recording the actual time instead)."""
+    r = client_or_skip(spec)
+    out = Runner(PointSpec(producer=[r.label], consumer=[r.label], count=600, bursts=2,
+                           rate=3000.0), tmp_path / "point").run()
+    m = metrics(out)
+    a = m["accounting"]
+    assert (a["sent"], a["received"], a["lost"], a["corrupt"]) == (1200, 1200, 0, 0), a
+    assert m["latency_ms"]["samples"] == 600 and m["time_in_queue_ms"] is None

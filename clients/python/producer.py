@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     base = {"bb_producer": pid, "bb_nonce": args.nonce}
     if args.persistent:
         base["persistent"] = "true"
-    times: list[int] = []  # actual send time of each message, seq order across bursts
+    times: list[int] = []  # bb_sent_ns of each message, seq order across bursts
     ticker = Ticker(pid, "sent", times.__len__)
     ticker.start()
 
@@ -72,7 +72,9 @@ def main(argv=None) -> int:
             body = counter + filler if size >= 6 else counter[:size]
             h["bb_crc32"] = "%08x" % zlib.crc32(body)
             send(dests[seq % ndest], body, headers=h)
-            append(t)
+            append(stamp)  # the records carry bb_sent_ns as stamped
+            if i == 0:
+                first_t = t
             if tx is not None and ((i + 1) % args.tx_batch == 0 or i == count - 1):
                 receipt = f"{pid}-{b}-tx{i}"
                 conn.commit(tx, headers={"receipt": receipt})
@@ -80,7 +82,7 @@ def main(argv=None) -> int:
                 tx = None
         if not args.tx_batch:
             confirm(f"{pid}-{b}")
-        emit("burst", id=pid, burst=b, sent=count, first_ns=times[-count], last_ns=times[-1])
+        emit("burst", id=pid, burst=b, sent=count, first_ns=first_t, last_ns=t)
 
     def commands():
         if not args.gate:

@@ -15,10 +15,14 @@ const client = new Client({
     : new TCPWrapper(u.hostname, +u.port)),
   reconnectDelay: 0, heartbeatIncoming: 0, heartbeatOutgoing: 0, debug: () => {},
 });
-let n = 0, first = 0n, last = 0n;
+let n = 0, first = 0n, last = 0n, foreign = 0, bytes = 0;
 client.onConnect = () => {
-  client.subscribe(`/queue/${queue}`, () => {
+  client.subscribe(`/queue/${queue}`, (m) => {
     last = process.hrtime.bigint();
+    // a consumer reads what it received, as the client does: the key headers and the body
+    const h = m.headers;
+    if (h.bb_seq === undefined || h.bb_producer === undefined || h.bb_sent_ns === undefined) foreign++;
+    bytes += m.binaryBody.length;
     if (n++ === 0) first = last;
     if (n === count) {
       console.log(JSON.stringify({ count: n, first_ns: String(first + off), last_ns: String(last + off) }));

@@ -11,11 +11,14 @@ my $stomp = Net::Stomp->new({ hostname => $host, port => $port, ssl => $ssl ? 1 
 $stomp->connect({})->command eq 'CONNECTED' or die "not connected\n";
 $stomp->timeout(undef);  # as the client: the connect timeout only
 $stomp->subscribe({ destination => "/queue/$queue", ack => 'auto', 'activemq.prefetchSize' => 1000 });
-my ($n, $t0, $t1) = (0);
+my ($n, $t0, $t1, $foreign) = (0);
 while ($n < $count) {
     my $f = $stomp->receive_frame or die "connection lost\n";
     next unless $f->command eq 'MESSAGE';
     my ($s, $us) = gettimeofday(); $t1 = $s * 1000000000 + $us * 1000; $t0 //= $t1;
+    # a consumer reads what it received, as the client does: the headers and the body
+    my ($h, $body) = ($f->headers, $f->body);
+    $foreign++ unless defined $h->{bb_seq} && length $body;
     $n++;
 }
 $stomp->disconnect;

@@ -15,12 +15,16 @@ conn = stomp.Connection11(
     [(u.hostname, u.port)], reconnect_attempts_max=1, timeout=10.0, auto_decode=False,
     heartbeats=(0, 0),
 )
-times, done = [], threading.Event()
+times, done, foreign = [], threading.Event(), []
 
 
 class L(stomp.ConnectionListener):  # noqa: E701
     def on_message(self, frame):
         times.append(time.time_ns())
+        # a consumer reads what it received, as the client does: the key headers and the body
+        h, body = frame.headers, frame.body
+        if "bb_seq" not in h or "bb_producer" not in h or not body:
+            foreign.append(1)
         if len(times) == count:
             done.set()
 

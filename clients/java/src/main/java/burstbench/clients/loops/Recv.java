@@ -11,7 +11,8 @@ import org.apache.activemq.ActiveMQConnectionFactory;
  * the session's thread, ActiveMQ's default). msg/s per 100k on stderr.
  */
 public final class Recv {
-    static long count, t0, t, bytes, lastAt;
+    static long count, t0, t, bytes, lastAt, keys;
+    static byte[] buf = new byte[64];
 
     public static void main(String[] a) throws Exception {
         long n = Long.parseLong(a[2]);
@@ -23,7 +24,19 @@ public final class Recv {
         CountDownLatch done = new CountDownLatch(1);
         mc.setMessageListener(m -> {
             long now = System.nanoTime();
-            try { if (m instanceof BytesMessage) bytes += ((BytesMessage) m).getBodyLength(); } catch (JMSException e) { throw new RuntimeException(e); }
+            // a consumer reads what it received, as the Consumer does: the bench's key
+            // properties and the whole body (the harness's own part is what it records)
+            try {
+                keys += m.getStringProperty("bb_producer").length() + m.getStringProperty("bb_seq").length()
+                        + m.getStringProperty("bb_burst").length() + m.getStringProperty("bb_sent_ns").length();
+                if (m instanceof BytesMessage) {
+                    BytesMessage bm = (BytesMessage) m;
+                    int len = (int) bm.getBodyLength();
+                    if (buf.length < len) buf = new byte[len];
+                    bm.readBytes(buf, len);
+                    bytes += len;
+                }
+            } catch (JMSException e) { throw new RuntimeException(e); }
             if (++count == 1) t0 = t = now;   // clock starts at the first message
             if (count % 100_000 == 0) { System.err.printf("recv %d: %.0f msg/s%n", count, 100_000 / ((now - t) / 1e9)); t = now; }
             lastAt = now;
