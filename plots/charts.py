@@ -22,6 +22,39 @@ REFERENCES = yaml.safe_load((Path(__file__).parent / "references.yaml").read_tex
 BLOG = REFERENCES["blog"]
 REF_STYLE = {"color": "#b03a2e", "linestyle": ":", "linewidth": 1.4}
 
+# One colour per client language in every chart (a tuned entry in the same hue family,
+# lighter); anything else takes matplotlib's cycle.
+CLIENT_COLORS = {
+    "net-stomp": "#1f77b4", "net-stomp-tuned": "#7fb3e0",
+    "stomp-py": "#2ca02c", "stomp-py-tuned": "#98df8a",
+    "stompjs": "#d62728", "stompjs-tcp": "#8c1c13", "stompjs-tuned": "#ff9896",
+    "openwire-jms": "#ff7f0e", "openwire-jms-tuned": "#ffbb78",
+    "akka-bridge": "#9467bd",
+}
+
+
+# legends beside the plot, never over its data
+LEGEND_OUTSIDE = {"fontsize": 7, "loc": "upper left", "bbox_to_anchor": (1.01, 1.0),
+                  "borderaxespad": 0.0}
+
+
+def _color(label: str):
+    return CLIENT_COLORS.get(str(label))
+
+
+def _thousands(ax, axis: str = "y") -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    fmt = FuncFormatter(lambda v, _pos: f"{v:,.0f}")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+
+
+def _ref_label(ax, y: float, text: str, i: int) -> None:
+    """A reference line's label at the right edge, above the line for the first and below
+    it for the next, so that two close lines never print over each other."""
+    ax.annotate(text, (0.99, y), xycoords=("axes fraction", "data"), fontsize=7,
+                color=REF_STYLE["color"], va="bottom" if i % 2 == 0 else "top", ha="right")
+
 
 def _load(run_dir: Path) -> tuple[dict, list[dict]]:
     # results.load_run would do, but plots reads files on its own (no harness import needed)
@@ -109,10 +142,13 @@ def _busiest_note(points: list[dict]) -> str:
     if not b:
         return ""
     bound = "CPU-bound" if b.get("cpu_bound") else "not CPU-bound"
-    return (
-        f"at the peak ({peak.get('point')}): busiest {b['process']} "
-        f"{b['cpu_share']:.2f} cores, {bound}"
-    )
+    note = (f"at the peak ({peak.get('point')}): busiest {b['process']} "
+            f"{b['cpu_share']:.2f} cores, {bound}")
+    if b.get("cores"):
+        note += (f"; the machine {b['machine_busy_cores']:.2f} of {b['cores']} cores busy"
+                 + (" (saturated: the machine bounds the figure)" if b.get("machine_saturated")
+                    else ""))
+    return note
 
 
 def _series(points: list[dict], x_key: str) -> dict[str, list[tuple]]:
@@ -163,13 +199,13 @@ def chart_by_numeric(
     twin_fds=False,
     vline: tuple[float, str] | None = None,
 ) -> Path:
-    fig, ax = plt.subplots(figsize=(8.5, 5))
+    fig, ax = plt.subplots(figsize=(11, 5))
     twin = ax.twinx() if (twin_kib or twin_fds) else None
     for label, pts in sorted(_series(points, x_key).items()):
         pts.sort(key=lambda xp: xp[0])
         xs = [x for x, _ in pts]
         med, lo, hi = _rates(pts, "recv")
-        line = _whisker(ax, xs, med, lo, hi, f"{label} receive")
+        line = _whisker(ax, xs, med, lo, hi, f"{label} receive", color=_color(label))
         smed, slo, shi = _rates(pts, "send")
         _whisker(
             ax,
@@ -185,11 +221,11 @@ def chart_by_numeric(
         if twin_kib:
             twin.plot(
                 xs,
-                [m * x / 1024 for m, x in zip(med, xs)],
+                [m * x / 2**20 for m, x in zip(med, xs)],
                 linestyle="-.",
                 alpha=0.6,
                 color=line.lines[0].get_color(),
-                label=f"{label} KiB/s",
+                label=f"{label} MiB/s",
             )
         if twin_fds:
             fds = [_broker_fds(p) for _, p in pts]
@@ -203,17 +239,9 @@ def chart_by_numeric(
                 color=line.lines[0].get_color(),
                 label=f"{label} broker open files",
             )
-    for y, text in refs:
+    for i, (y, text) in enumerate(sorted(refs, reverse=True)):
         ax.axhline(y, **REF_STYLE)
-        ax.annotate(
-            text,
-            (0.99, y),
-            xycoords=("axes fraction", "data"),
-            fontsize=7,
-            color=REF_STYLE["color"],
-            va="bottom",
-            ha="right",
-        )
+        _ref_label(ax, y, text, i)
     if vline:
         ax.axvline(vline[0], **REF_STYLE)
         ax.annotate(
@@ -232,24 +260,27 @@ def chart_by_numeric(
     ax.set_xlabel(xlabel)
     ax.set_ylabel("messages per second (median, min-max)")
     ax.set_ylim(bottom=0)
+    _thousands(ax)
     ax.grid(alpha=0.3)
     if twin is not None:
-        twin.set_ylabel("KiB per second (receive)" if twin_kib else "broker open files (max)")
+        twin.set_ylabel("MiB per second (receive)" if twin_kib else "broker open files (max)")
         twin.set_ylim(bottom=0)
+        _thousands(twin)
         if twin_kib:
             lo_ref, hi_ref = BLOG["bandwidth_ceiling_kib_per_s"]
             twin.axhspan(
-                lo_ref,
-                hi_ref,
+                lo_ref / 1024,
+                hi_ref / 1024,
                 color=REF_STYLE["color"],
                 alpha=0.12,
                 label="blog 2008: bandwidth ceiling 400-500 KB/s",
             )
         h1, l1 = ax.get_legend_handles_labels()
         h2, l2 = twin.get_legend_handles_labels()
-        ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="best")
+        # (past the twin axis's tick labels)
+        ax.legend(h1 + h2, l1 + l2, **{**LEGEND_OUTSIDE, "bbox_to_anchor": (1.12, 1.0)})
     else:
-        ax.legend(fontsize=7, loc="best")
+        ax.legend(**LEGEND_OUTSIDE)
     ax.set_title(f"Throughput by {axis}")
     return _finish(fig, ax, manifest, points, path, _busiest_note(points))
 
@@ -269,6 +300,7 @@ def chart_by_category(
     path: Path,
     *,
     order=None,
+    ticks: dict[str, str] | None = None,
     ref_ratios: dict[str, tuple[float, str]] | None = None,
     finish: bool = True,
     logy: bool = False,
@@ -280,7 +312,7 @@ def chart_by_category(
                            | {str(x) for x, _, _ in missing})
     cats = [c for c in cats if any(str(x) == c for pts in series.values() for x, _ in pts)
             or any(str(x) == c for x, _, _ in missing)]
-    fig, ax = plt.subplots(figsize=(9, 5))
+    fig, ax = plt.subplots(figsize=(11.5, 5))
     n = max(1, len(series)) * 2
     width = 0.8 / n
     for si, (label, pts) in enumerate(sorted(series.items())):
@@ -307,7 +339,8 @@ def chart_by_category(
                 capsize=2,
                 label=f"{label} {'send' if key == 'send' else 'receive'}",
                 hatch="//" if key == "send" else None,
-                alpha=0.85,
+                alpha=0.55 if key == "send" else 0.9,
+                color=_color(label),
             )
     if ref_ratios:
         base = None
@@ -331,13 +364,17 @@ def chart_by_category(
     _mark_not_drawn(ax, [
         (cats.index(str(x)) - 0.4 + width * ((labels.index(sr) if sr in labels else 0) * 2 + 1),
          f"{sr} {why}") for x, sr, why in missing if str(x) in cats])
-    ax.set_xticks(range(len(cats)), cats)
+    names = [(ticks or {}).get(c, c) for c in cats]
+    long_names = max((len(n) for n in names), default=0) > 12
+    ax.set_xticks(range(len(cats)), names, rotation=20 if long_names else 0,
+                  ha="right" if long_names else "center")
+    _thousands(ax)
     if logy:  # rates that span decades (persistence): a linear axis hides the slow ones
         ax.set_yscale("log")
     ax.set_xlabel(axis)
     ax.set_ylabel("messages per second (median, min-max)")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(**LEGEND_OUTSIDE)
     ax.set_title(f"Throughput by {axis}: producer (hatched) and consumer rates")
     if not finish:
         return fig, ax
@@ -548,7 +585,8 @@ def render_run(run_dir: Path) -> list[Path]:
         elif axis == "tls":
             written.append(chart_by_category(manifest, pts, "TLS", "tls",
                                              charts / "throughput-by-tls.png",
-                                             order=["False", "True"]))
+                                             order=["False", "True"],
+                                             ticks={"False": "plain", "True": "TLS"}))
         elif axis == "tuned":
             written.append(chart_by_category(
                 manifest, pts, "client: stock library API vs its -tuned entry", "producer",
@@ -558,7 +596,9 @@ def render_run(run_dir: Path) -> list[Path]:
             written.append(chart_by_category(manifest, pts, "TCP_NODELAY at the broker",
                                              "tcp_nodelay",
                                              charts / "throughput-by-tcp-nodelay.png",
-                                             order=["False", "True"]))
+                                             order=["False", "True"],
+                                             ticks={"False": "Nagle on (as shipped)",
+                                                    "True": "TCP_NODELAY"}))
         elif axis == "latency":
             written.append(chart_latency(manifest, pts, charts / "latency-vs-load.png"))
         elif axis == "mqperf":
