@@ -497,11 +497,7 @@ def inspect_external(ext: External, user: str | None = None, password: str | Non
         def on_message(self, frame):
             got["stats"] = frame.body
 
-    conn = stomp.Connection11([(u.hostname, u.port)], reconnect_attempts_max=1,
-                              timeout=timeout)
-    if u.scheme == "stomp+ssl":
-        conn.set_ssl(for_hosts=[(u.hostname, u.port)])
-    conn.set_listener("i", L())
+    conn = _stats_connection(u, timeout, L())
     try:
         conn.connect(user, password, wait=True)
         server = got.get("server", "")
@@ -546,11 +542,7 @@ def external_queue_counts(ext: External, prefix: str, user: str | None = None,
         def on_message(self, frame):
             replies.append(_map_message(frame.body))
 
-    conn = stomp.Connection11([(u.hostname, u.port)], reconnect_attempts_max=1,
-                              timeout=timeout)
-    if u.scheme == "stomp+ssl":
-        conn.set_ssl(for_hosts=[(u.hostname, u.port)])
-    conn.set_listener("s", L())
+    conn = _stats_connection(u, timeout, L())
     try:
         conn.connect(user, password, wait=True)
         conn.subscribe("/temp-queue/bb-qstats", id="s", ack="auto")
@@ -573,6 +565,19 @@ def external_queue_counts(ext: External, prefix: str, user: str | None = None,
     if not queues:
         return {"error": "the statistics plugin did not answer for the run's queues"}
     return {"queues": queues, "bridges": []}
+
+
+def _stats_connection(u, timeout: float, listener):
+    """A stomp.py connection (not yet connected) to an external broker's STOMP URL ``u``
+    (urlsplit), for asking its statistics plugin; ``listener`` gets the replies."""
+    import stomp
+
+    conn = stomp.Connection11([(u.hostname, u.port)], reconnect_attempts_max=1,
+                              timeout=timeout)
+    if u.scheme == "stomp+ssl":
+        conn.set_ssl(for_hosts=[(u.hostname, u.port)])
+    conn.set_listener("stats", listener)
+    return conn
 
 
 def _map_message(body) -> dict:

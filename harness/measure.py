@@ -208,10 +208,13 @@ def account(
     foreign_reported: int = 0,
     size: int | None = None,
     nonce: str | None = None,
+    kept: list | None = None,
 ) -> Accounting:
     """Match every message sent with what every consumer received. With the run's
     ``nonce`` (a real point) every record must carry it and the body's CRC-32; without one
-    (records from before the nonce) the checks that need them are left out."""
+    (records from before the nonce) the checks that need them are left out. ``kept``, when
+    given, receives the records judged ok (what ``clean`` returns), so that a caller does
+    not judge every record twice."""
     a = Accounting(foreign=foreign_reported)
     foreign: Counter = Counter({"reported by the clients": foreign_reported}
                                if foreign_reported else {})
@@ -237,6 +240,8 @@ def account(
                     a.corrupt_sample.append(f"{r.producer}#{r.seq} ({why})")
                 continue
             seen[key] += 1
+            if kept is not None:
+                kept.append(r)
             a.redelivered += r.redelivered
             stream = (r.producer, r.dest)
             prev = last.get(stream)

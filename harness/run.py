@@ -632,11 +632,11 @@ def metrics(outcome: Outcome) -> dict:
     """Turn an outcome's records into the result file's metrics and accounting."""
     spec = outcome.spec
     sent = outcome.producer_records
-    all_received = [r for recs in outcome.consumer_records.values() for r in recs]
+    # foreign and corrupt records are never throughput or latency: only the ones kept count
+    kept: list = []
     acc = measure.account(sent, outcome.consumer_records, outcome.foreign_reported, spec.size,
-                          nonce=outcome.nonce)
-    # foreign and corrupt records are never throughput or latency
-    all_received = measure.clean(sent, all_received, nonce=outcome.nonce, size=spec.size)
+                          nonce=outcome.nonce, kept=kept)
+    all_received = kept
     clean_ids = {id(r) for r in all_received}
     by_consumer = {name: [r for r in recs if id(r) in clean_ids]
                    for name, recs in outcome.consumer_records.items()}
