@@ -367,6 +367,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=100000,
         help="messages per measurement at 6 B (half that at 1 KiB)",
     )
+    p.add_argument("--count-jvm", type=_int(1000), default=None,
+                   help="messages per measurement of a JVM client at 6 B (half that at 1 KiB; "
+                   "default --count): a fresh JVM runs its first few hundred thousand messages "
+                   "slower while it compiles, and the loop and the client compile different "
+                   "amounts of code")
+    p.add_argument("--cli", action=argparse.BooleanOptionalAction, default=True,
+                   help="measure the JMS pair against ActiveMQ's own command-line producer and "
+                   "consumer too")
     p.add_argument("--rounds", type=_int(1), default=5,
                    help="measured rounds after a warm-up (loop and client alternate)")
     p.add_argument("--optimized-dispatch", action=argparse.BooleanOptionalAction, default=False,

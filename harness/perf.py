@@ -7,7 +7,9 @@ confirmation of the last message − first send); the loops time their sends the
 then the consumer drains that backlog (receive rate = COUNT / (last receive − first
 receive)). One warm-up round is discarded; the table shows the median of the measured rounds
 with min and max, and the ratio client / loop: the bench's own cost, which must stay within
-5% (ratio >= 0.95). A stock client with a tuned entry (``stomp-py-tuned``...) has it measured
+5% (ratio >= 0.95). A ratio is taken round by round (client / loop measured next to each
+other), and the table shows the median of those with their min and max: the machine's slow
+drift falls on both sides of each. A stock client with a tuned entry (``stomp-py-tuned``...) has it measured
 in the same rounds, and tuned / stock is printed as the headroom the library leaves.
 """
 
@@ -229,9 +231,16 @@ def _spread(vals: list[float]) -> dict:
     return {"median": statistics.median(vals), "min": min(vals), "max": max(vals)}
 
 
+def _paired(a: list[tuple], b: list[tuple], idx: int) -> dict:
+    """a / b round by round (both measured in the same round, next to each other): the
+    median of those ratios with their min and max."""
+    return _spread([x[idx] / y[idx] for x, y in zip(a, b, strict=True)])
+
+
 def run(
     specs: list[str], sizes: list[int], counts: dict[int, int], rounds: int, out=sys.stdout,
-    optimized_dispatch: bool = False,
+    optimized_dispatch: bool = False, counts_jvm: dict[int, int] | None = None,
+    with_cli: bool = True,
 ) -> dict:
     resolved = [clients.resolve(s) for s in specs]
     for r in resolved:
@@ -262,10 +271,11 @@ def run(
             for r in resolved:
                 tuned = _tuned_of(r)
                 for size in sizes:
-                    count = counts.get(size, 50000)
+                    jvm = r.client.language == "java"
+                    count = (counts_jvm if jvm and counts_jvm else counts).get(size, 50000)
                     samples = {k: [] for k in ("loop", "client", "tuned", "cli", "pair",
                                                "cli_pair")}
-                    with_cli = r.client.name == "openwire-jms"
+                    cli = with_cli and r.client.name == "openwire-jms"
                     for i in range(rounds + 1):
                         tag = f"{r.client.name}-{size}-{i}"
                         measures = {
@@ -278,7 +288,7 @@ def run(
                                 sup, broker, tuned, count, size, f"{tag}-tuned", work)
                         order = list(measures) if i % 2 == 0 else list(measures)[::-1]
                         got = {k: measures[k]() for k in order}
-                        if with_cli:
+                        if cli:
                             # apart: send a backlog, then drain it; together: the consumer
                             # listens while the producer sends (the pair as users run it)
                             got["cli"] = cli_once(sup, broker, count, size, tag)
@@ -292,11 +302,21 @@ def run(
                     for role, idx in (("send", 0), ("recv", 1)):
                         lo = _spread([s[idx] for s in samples["loop"]])
                         cl = _spread([s[idx] for s in samples["client"]])
-                        row[role] = {"loop": lo, "client": cl, "ratio": cl["median"] / lo["median"]}
+                        # each round's client against the loop measured beside it: the machine's
+                        # slow drift falls on both, so the ratio's spread is the rounds' own
+                        paired = _paired(samples["client"], samples["loop"], idx)
+                        row[role] = {"loop": lo, "client": cl, "ratio": paired["median"],
+                                     "ratio_spread": paired,
+                                     "ratio_of_medians": cl["median"] / lo["median"],
+                                     "rounds": {"loop": [s[idx] for s in samples["loop"]],
+                                                "client": [s[idx] for s in samples["client"]]}}
                         if samples["tuned"]:
                             tu = _spread([s[idx] for s in samples["tuned"]])
+                            tp = _paired(samples["tuned"], samples["client"], idx)
                             row[role]["tuned"] = {"client": tuned.label, "rates": tu,
-                                                  "ratio_to_stock": tu["median"] / cl["median"]}
+                                                  "ratio_to_stock": tp["median"],
+                                                  "ratio_spread": tp,
+                                                  "rounds": [s[idx] for s in samples["tuned"]]}
                         for mode, ours, theirs in (("apart", "client", "cli"),
                                                    ("together", "pair", "cli_pair")):
                             if not samples[theirs]:
@@ -312,6 +332,8 @@ def run(
     doc = {
         "kind": "perf-clients",
         "rounds": rounds,
+        "counts": {str(k): v for k, v in counts.items()},
+        "counts_jvm": {str(k): v for k, v in (counts_jvm or counts).items()},
         "table": table,
         "broker_version": brokers.ACTIVEMQ_VERSION,
         "optimized_dispatch": optimized_dispatch,
@@ -323,7 +345,7 @@ def run(
 
 HEADER = (
     f"{'client':<14}{'size':>6}  {'role':<5}{'loop msg/s (min-max)':>28}"
-    f"{'client msg/s (min-max)':>30}{'ratio':>8}"
+    f"{'client msg/s (min-max)':>30}{'ratio, by round (min-max)':>28}"
 )
 
 
@@ -343,6 +365,12 @@ CLI_FOOTNOTE = (
     "to the broker's confirmation of the last message.")
 
 
+def _ratio_spread(d: dict) -> str:
+    """The round-by-round ratios' min-max, when the row has them."""
+    sp = d.get("ratio_spread")
+    return f" ({sp['min']:.2f}-{sp['max']:.2f})" if sp else ""
+
+
 def format_row(row: dict) -> str:
     lines = []
     for role in ("send", "recv"):
@@ -352,14 +380,15 @@ def format_row(row: dict) -> str:
             f"{row['client']:<14}{row['size']:>6}  {role:<5}"
             f"{lo['median']:>10,.0f} ({lo['min']:,.0f}-{lo['max']:,.0f})".ljust(58)
             + f"{cl['median']:>10,.0f} ({cl['min']:,.0f}-{cl['max']:,.0f})".ljust(30)
-            + f"{d['ratio']:>7.2f}" + ("" if d["ratio"] >= TARGET else "  < 0.95")
+            + f"{d['ratio']:>7.2f}" + _ratio_spread(d) + ("" if d["ratio"] >= TARGET else
+                                                           "  < 0.95")
         )
         if "tuned" in d:
             tu = d["tuned"]["rates"]
             lines.append(f"{'  ' + d['tuned']['client']:<22}{role:<5}"
                          f"{cl['median']:>10,.0f} ({cl['min']:,.0f}-{cl['max']:,.0f})".ljust(58)
                          + f"{tu['median']:>10,.0f} ({tu['min']:,.0f}-{tu['max']:,.0f})".ljust(30)
-                         + f"{d['tuned']['ratio_to_stock']:>7.2f}")
+                         + f"{d['tuned']['ratio_to_stock']:>7.2f}" + _ratio_spread(d["tuned"]))
         for mode, c in d.get("vs_cli", {}).items():
             ac, mine = c["activemq_cli"], c["client_like_cli"]
             label = f"  vs CLI ({mode})" + ("*" if role == "send" else "")
@@ -374,10 +403,13 @@ def format_row(row: dict) -> str:
 def main(args) -> int:
     specs = args.clients.split(",") if args.clients else list(clients.LANGUAGE_CLIENTS)
     sizes = [int(s) for s in args.sizes.split(",")]
+    jvm = args.count_jvm or args.count
     counts = {6: args.count, 1024: max(1000, args.count // 2)}
+    counts_jvm = {6: jvm, 1024: max(1000, jvm // 2)}
     print(HEADER)
     try:
-        doc = run(specs, sizes, counts, args.rounds, optimized_dispatch=args.optimized_dispatch)
+        doc = run(specs, sizes, counts, args.rounds, optimized_dispatch=args.optimized_dispatch,
+                  counts_jvm=counts_jvm, with_cli=args.cli)
         if any("tuned" in row["send"] for row in doc["table"]):
             print(TUNED_FOOTNOTE)
         if any("vs_cli" in row["send"] for row in doc["table"]):

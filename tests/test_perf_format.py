@@ -37,3 +37,14 @@ def test_a_client_without_cli_rows_prints_two_lines():
            "recv": {"loop": _spread(10), "client": _spread(20), "ratio": 2.0}}
     lines = format_row(row).splitlines()
     assert len(lines) == 2 and "0.90" in lines[0] and "2.00" in lines[1]
+
+
+def test_a_ratio_taken_round_by_round_prints_its_spread():
+    row = {"client": "net-stomp", "size": 6,
+           "send": {"loop": _spread(1000), "client": _spread(990), "ratio": 0.97,
+                    "ratio_spread": {"median": 0.97, "min": 0.91, "max": 1.04}},
+           "recv": {"loop": _spread(10), "client": _spread(9), "ratio": 0.93,
+                    "ratio_spread": {"median": 0.93, "min": 0.88, "max": 0.99}}}
+    send, recv = format_row(row).splitlines()
+    assert "0.97 (0.91-1.04)" in send and "< 0.95" not in send
+    assert "0.93 (0.88-0.99)  < 0.95" in recv

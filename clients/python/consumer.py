@@ -30,9 +30,9 @@ class Collector(Listener):
     def __init__(self, ack: str, prefetch: int, expect: int):
         super().__init__()
         self.conn = None
-        # records in chunks: a full chunk becomes a tuple of untracked tuples, which the cyclic
-        # GC untracks too, so a collection walks ~n/1024 objects instead of every record
-        self.chunks: list = []
+        # one tuple of strings and ints per message: the header values it needs, not the
+        # headers dict (a kept dict is walked by every full collection of the cyclic GC; a
+        # tuple of strings is untracked at the first collection it survives)
         self.raw: list = []
         self.n = 0
         self.expect = expect
@@ -44,12 +44,11 @@ class Collector(Listener):
     def on_message(self, frame):
         t = now_ns()
         h = frame.headers
+        g = h.get
         body = frame.body
-        raw = self.raw
-        raw.append((t, h, body[:6], len(body), zlib.crc32(body)))
-        if len(raw) == 1024:
-            self.chunks.append(tuple(raw))
-            raw.clear()
+        self.raw.append((t, g("bb_producer"), g("bb_seq"), g("bb_burst"), g("bb_sent_ns"),
+                         g("bb_nonce"), g("bb_crc32"), g("destination"), g("redelivered"),
+                         body[:6], len(body), zlib.crc32(body)))
         self.n += 1
         if self.ack_every:
             self.last = h
@@ -118,24 +117,24 @@ def main(argv=None) -> int:
             conn.disconnect(receipt=f"{args.id}-bye")
         except stomp.exception.StompException:
             pass
-    collector.chunks.append(tuple(collector.raw))  # (after the disconnect: nothing comes now)
     foreign = redelivered = 0
     lines = []
-    for t, h, prefix, n, crc in (r for chunk in collector.chunks for r in chunk):
+    # (after the disconnect: nothing comes now)
+    for t, producer, seq, burst, sent, nonce, hcrc, dest, red, prefix, n, crc in collector.raw:
         try:
-            producer = h["bb_producer"]
-            seq = int(h["bb_seq"])
-            burst = int(h["bb_burst"])
-            sent = int(h["bb_sent_ns"])
-        except (KeyError, ValueError):
+            if producer is None:
+                raise ValueError
+            seq, burst, sent = int(seq), int(burst), int(sent)
+        except (TypeError, ValueError):
             foreign += 1
             continue
         expected = b"%06d" % (seq % 1000000)
         ok = 1 if prefix == expected[: min(6, n)] else 0
-        redo = 1 if h.get("redelivered") == "true" else 0
+        redo = 1 if red == "true" else 0
         redelivered += redo
-        dest = h.get("destination", "").removeprefix("/queue/")
-        nonce, hcrc = (_field(h.get("bb_nonce", "-")), _field(h.get("bb_crc32", "-")))
+        dest = (dest or "").removeprefix("/queue/")
+        nonce = "-" if nonce is None else _field(nonce)
+        hcrc = "-" if hcrc is None else _field(hcrc)
         lines.append(f"{producer}\t{seq}\t{burst}\t{sent}\t{t}\t{n}\t{ok}\t{redo}\t{dest}\t"
                      f"{nonce}\t{hcrc}\t{crc:08x}\n")
     if args.records:
