@@ -15,12 +15,15 @@ in the same rounds, and tuned / stock is printed as the headroom the library lea
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
+import os
 import re
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -33,23 +36,85 @@ class PerfError(RuntimeError):
     pass
 
 
-def _run_to_end(sup: Supervisor, name: str, argv: list[str], timeout: float) -> list[dict]:
+_TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
+
+
+class CpuSampler(threading.Thread):
+    """The CPU time (user + system, all threads) of one process, read from /proc every
+    ``every`` seconds with the wall clock beside it, so that the CPU it spent between two
+    instants (the first and the last message it received) can be told afterwards: a figure of
+    the process's own work per message, which the broker's and the machine's scheduling move
+    much less than they move its rate."""
+
+    def __init__(self, pid: int, every: float = 0.005):
+        super().__init__(daemon=True, name=f"cpu-{pid}")
+        self.path, self.every = f"/proc/{pid}/stat", every
+        self.samples: list[tuple[int, float]] = []  # (epoch ns, CPU ns)
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.is_set():
+            try:
+                with open(self.path, "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                return
+            # fields[0] is the state (field 3): utime and stime are fields 14 and 15
+            self.samples.append((time.time_ns(), (int(fields[11]) + int(fields[12])) * _TICK_NS))
+            self.halt.wait(self.every)
+
+    def cpu_between(self, first_ns: int, last_ns: int) -> float:
+        """CPU ns spent from first_ns to last_ns (interpolated between samples); nan when the
+        samples do not cover the span. A process that exits within 25 ms of last_ns (a loop
+        that disconnects and prints) is taken at its last sample: that can only make it look
+        cheaper than it was."""
+        s = self.samples
+        if len(s) < 2 or s[0][0] > first_ns or s[-1][0] < last_ns - 25_000_000:
+            return math.nan
+        return _interp(s, last_ns) - _interp(s, first_ns)
+
+
+def _interp(s: list[tuple[int, float]], t: int) -> float:
+    i = bisect.bisect_left(s, (t, -1.0))
+    if i == 0:
+        return s[0][1]
+    if i == len(s):
+        return s[-1][1]
+    (t0, c0), (t1, c1) = s[i - 1], s[i]
+    return c0 + (c1 - c0) * ((t - t0) / (t1 - t0) if t1 > t0 else 0.0)
+
+
+def _run_to_end(sup: Supervisor, name: str, argv: list[str], timeout: float,
+                cpu: list | None = None) -> list[dict]:
+    """Run one program to its end; its events. With ``cpu`` (a list), a CpuSampler of the
+    process is appended to it."""
     child = sup.start(name, argv, role="perf")
+    sampler = None
+    if cpu is not None:
+        sampler = CpuSampler(child.pid)
+        sampler.start()
+        cpu.append(sampler)
     evs: list[dict] = []
     deadline = time.monotonic() + timeout
-    while True:
-        item = sup.wait_event(max(0.0, deadline - time.monotonic()))
-        if item is None:
-            sup.stop(child)
-            raise PerfError(f"{name} did not finish within {timeout:.0f} s (log: {child.log_path})")
-        who, ev = item
-        if who is not child:
-            continue
-        if ev.get("event") == "exit":
-            if ev["code"] != 0:
-                raise PerfError(f"{name} exited with {ev['code']}: {child.last_error()}")
-            return evs
-        evs.append(ev)
+    try:
+        while True:
+            item = sup.wait_event(max(0.0, deadline - time.monotonic()))
+            if item is None:
+                sup.stop(child)
+                raise PerfError(f"{name} did not finish within {timeout:.0f} s "
+                                f"(log: {child.log_path})")
+            who, ev = item
+            if who is not child:
+                continue
+            if ev.get("event") == "exit":
+                if ev["code"] != 0:
+                    raise PerfError(f"{name} exited with {ev['code']}: {child.last_error()}")
+                return evs
+            evs.append(ev)
+    finally:
+        if sampler is not None:
+            sampler.halt.set()
+            sampler.join()
 
 
 def _run_together(sup: Supervisor, consumer: tuple[str, list[str]], producer: tuple[str, list[str]],
@@ -96,14 +161,23 @@ def loop_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str)
     url = broker.url_for(r.protocol)
     q = f"perf.{tag}.{uuid.uuid4().hex[:6]}"
     s = _run_to_end(sup, f"loop-send-{tag}", [*send_argv, url, q, str(count), str(size)], 600)
-    rcv = _run_to_end(sup, f"loop-recv-{tag}", [*recv_argv, url, q, str(count)], 600)
+    cpu: list[CpuSampler] = []
+    rcv = _run_to_end(sup, f"loop-recv-{tag}", [*recv_argv, url, q, str(count)], 600, cpu)
     s, rcv = s[-1], rcv[-1]
     if int(rcv["count"]) != count:
         raise PerfError(f"loop {r.label} received {rcv['count']} of {count}")
+    first, last = int(rcv["first_ns"]), int(rcv["last_ns"])
     return (
         _rate(count, int(s["first_ns"]), int(s["last_ns"])),
-        _rate(count, int(rcv["first_ns"]), int(rcv["last_ns"])),
+        _rate(count, first, last),
+        _rate(count, first, last),
+        _cpu_us(cpu[0], count, first, last),
     )
+
+
+def _cpu_us(sampler: CpuSampler, count: int, first: int, last: int) -> float:
+    """The consumer's CPU microseconds per message between its first and last message."""
+    return sampler.cpu_between(first, last) / 1000 / max(1, count - 1)
 
 
 def _client_argvs(broker, r: clients.Resolved, q: str, count: int, size: int, prec: Path,
@@ -114,10 +188,11 @@ def _client_argvs(broker, r: clients.Resolved, q: str, count: int, size: int, pr
 
 
 def _client_rates(r: clients.Resolved, count: int, prec: Path, crec: Path,
-                  send_events: list[dict]) -> tuple[float, float, float]:
+                  send_events: list[dict], cpu: CpuSampler | None = None) -> tuple:
     """(send msg/s to the broker's confirmation of the last message, receive msg/s first to
     last message, send msg/s to the last send call as ActiveMQ's CLI producer times itself:
-    its asynchronous sends return before the broker has the message)."""
+    its asynchronous sends return before the broker has the message, and with ``cpu`` the
+    consumer's CPU microseconds per message from its first to its last)."""
     sent = measure.read_producer_records(prec)
     got = measure.read_consumer_records(crec)
     if len(got) != count:
@@ -126,10 +201,12 @@ def _client_rates(r: clients.Resolved, count: int, prec: Path, crec: Path,
     confirmed = max((e["_rx_ns"] for e in send_events if e.get("event") == "burst"),
                     default=max(t for *_, t in sent))
     first, last_call = min(t for *_, t in sent), max(t for *_, t in sent)
+    r0, r1 = min(x.recv_ns for x in got), max(x.recv_ns for x in got)
     return (
         _rate(count, first, max(confirmed, last_call)),
-        _rate(count, min(x.recv_ns for x in got), max(x.recv_ns for x in got)),
+        _rate(count, r0, r1),
         _rate(count, first, last_call),
+        _cpu_us(cpu, count, r0, r1) if cpu is not None else math.nan,
     )
 
 
@@ -139,8 +216,9 @@ def client_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: st
     send, recv = _client_argvs(broker, r, f"perf.{tag}.{uuid.uuid4().hex[:6]}", count, size,
                                prec, crec)
     sent_evs = _run_to_end(sup, f"client-send-{tag}", send, 600)
-    _run_to_end(sup, f"client-recv-{tag}", recv, 600)
-    return _client_rates(r, count, prec, crec, sent_evs)
+    cpu: list[CpuSampler] = []
+    _run_to_end(sup, f"client-recv-{tag}", recv, 600, cpu)
+    return _client_rates(r, count, prec, crec, sent_evs, cpu[0])
 
 
 def client_pair_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str,
@@ -310,6 +388,13 @@ def run(
                                      "ratio_of_medians": cl["median"] / lo["median"],
                                      "rounds": {"loop": [s[idx] for s in samples["loop"]],
                                                 "client": [s[idx] for s in samples["client"]]}}
+                        if role == "recv":
+                            # the consumer's own CPU per message: its work, less moved by the
+                            # machine's scheduling than its rate (loop / client: >= 0.95 too)
+                            row[role]["cpu_us_per_msg"] = {
+                                "loop": _spread([s[3] for s in samples["loop"]]),
+                                "client": _spread([s[3] for s in samples["client"]]),
+                                "ratio": _paired(samples["loop"], samples["client"], 3)}
                         if samples["tuned"]:
                             tu = _spread([s[idx] for s in samples["tuned"]])
                             tp = _paired(samples["tuned"], samples["client"], idx)
@@ -351,6 +436,11 @@ HEADER = (
 
 TARGET = 0.95  # the stock client within 5% of its loop: the bench's own cost
 
+CPU_FOOTNOTE = (
+    "CPU us/msg: the consumer process's own CPU time (user + system, from /proc) from its first "
+    "to its last message,\n  per message; the ratio is loop / client round by round (the "
+    "client's share of the loop's efficiency).")
+
 TUNED_FOOTNOTE = (
     "tuned rows: the stock client's rate (left) against its -tuned entry's (right), measured "
     "in the same rounds;\n  their ratio is the headroom the library's public API leaves on "
@@ -383,6 +473,14 @@ def format_row(row: dict) -> str:
             + f"{d['ratio']:>7.2f}" + _ratio_spread(d) + ("" if d["ratio"] >= TARGET else
                                                            "  < 0.95")
         )
+        if "cpu_us_per_msg" in d:
+            c = d["cpu_us_per_msg"]
+            cl_, cc, rs = c["loop"], c["client"], c["ratio"]
+            lines.append(f"{'  CPU us/msg':<22}{role:<5}"
+                         f"{cl_['median']:>10.2f} ({cl_['min']:.2f}-{cl_['max']:.2f})".ljust(58)
+                         + f"{cc['median']:>10.2f} ({cc['min']:.2f}-{cc['max']:.2f})".ljust(30)
+                         + f"{rs['median']:>7.2f} ({rs['min']:.2f}-{rs['max']:.2f})"
+                         + ("" if rs["median"] >= TARGET else "  < 0.95"))
         if "tuned" in d:
             tu = d["tuned"]["rates"]
             lines.append(f"{'  ' + d['tuned']['client']:<22}{role:<5}"
@@ -410,6 +508,7 @@ def main(args) -> int:
     try:
         doc = run(specs, sizes, counts, args.rounds, optimized_dispatch=args.optimized_dispatch,
                   counts_jvm=counts_jvm, with_cli=args.cli)
+        print(CPU_FOOTNOTE)
         if any("tuned" in row["send"] for row in doc["table"]):
             print(TUNED_FOOTNOTE)
         if any("vs_cli" in row["send"] for row in doc["table"]):

@@ -48,3 +48,26 @@ def test_a_ratio_taken_round_by_round_prints_its_spread():
     send, recv = format_row(row).splitlines()
     assert "0.97 (0.91-1.04)" in send and "< 0.95" not in send
     assert "0.93 (0.88-0.99)  < 0.95" in recv
+
+
+def test_the_consumers_cpu_per_message_is_a_row_of_its_own():
+    row = {"client": "stompjs", "size": 6,
+           "send": {"loop": _spread(1000), "client": _spread(990), "ratio": 0.99},
+           "recv": {"loop": _spread(10), "client": _spread(9), "ratio": 0.9,
+                    "cpu_us_per_msg": {"loop": _spread(18.5), "client": _spread(19.25),
+                                       "ratio": {"median": 0.96, "min": 0.9, "max": 0.99}}}}
+    lines = format_row(row).splitlines()
+    assert len(lines) == 3
+    cpu = lines[2]
+    assert cpu.lstrip().startswith("CPU us/msg") and "18.50" in cpu and "19.25" in cpu
+    assert cpu.rstrip().endswith("0.96 (0.90-0.99)")
+
+
+def test_cpu_between_interpolates_and_refuses_an_uncovered_span():
+    from harness.perf import CpuSampler
+
+    s = CpuSampler(1)
+    s.samples = [(0, 0.0), (10, 100.0), (20, 300.0)]
+    assert s.cpu_between(5, 15) == 200.0 - 50.0
+    assert s.cpu_between(0, 20) == 300.0
+    assert s.cpu_between(-1, 10) != s.cpu_between(-1, 10)  # nan: starts before the first sample
