@@ -14,7 +14,9 @@ link-cut        ``forward`` topology on network namespaces (producer on a, consu
                 talk to their own host's broker, so only the bridge a -> b crosses the cut
                 (cutting a would do the same).
 failover-pair   two brokers on one KahaDB directory (shared-store master/slave): SIGKILL the
-                master; the slave gets the store's lock and takes over. OpenWire only.
+                master; the slave gets the store's lock and takes over. Every client gets
+                ``--url MASTER --failover SLAVE`` and reconnects with its library's own
+                mechanism (``FAILOVER_HOW``; clients/contract.md, "Failover").
 consumer-kill   SIGKILL one of several consumers mid-run; the broker redelivers what it held.
 slow-consumer   stop one consumer 80% of every 100 ms (SIGSTOP/SIGCONT on its process group),
                 prefetch 10, 1 KiB bodies, queue memory limit 1 MB: its prefetch fills, the
@@ -56,7 +58,21 @@ from harness.procs import Child, Interrupted, Supervisor
 from harness.results import json_safe
 
 SCENARIOS = ("broker-kill", "link-cut", "failover-pair", "consumer-kill", "slow-consumer")
-OPENWIRE_ONLY = {"failover-pair": "OpenWire only: STOMP clients have no failover transport"}
+# failover-pair: how each library fails over (stock, documented options) and what the
+# client's own code adds on top (clients/contract.md, "Failover")
+FAILOVER_HOW = {
+    "perl": "Net::Stomp hosts + reconnect_attempts/connect_delay: the library reconnects and "
+            "re-subscribes inside its next send/receive; the client adds: resend a burst "
+            "whose receipt the drop took, forget unacked messages",
+    "python": "stomp.py host list + reconnect_sleep_*/reconnect_attempts_max; connect() again "
+              "after on_disconnected (its documented pattern) and subscribe again; the client "
+              "adds: resend a burst whose receipt the drop took, forget unacked messages",
+    "node": "stompjs reconnectDelay (reconnects by itself), beforeConnect picks the next "
+            "address, subscribe again in onConnect; the client adds: resend a burst whose "
+            "receipt the drop took, forget unacked messages",
+    "java": "failover:(master,slave) transport: reconnects, replays session state and "
+            "resends in-flight sends itself; the client adds nothing",
+}
 DEFAULT_CLIENT = {"failover-pair": "openwire-jms"}
 NS = 1_000_000_000
 
@@ -128,8 +144,6 @@ class ChaosSpec:
         if self.cut_s <= 0:
             raise ValueError(f"cut seconds must be > 0: {self.cut_s}")
         r = clients.resolve(self.client)
-        if self.scenario in OPENWIRE_ONLY and r.protocol != "openwire":
-            raise Skip(f"{self.scenario}: {OPENWIRE_ONLY[self.scenario]}", "n/a")
         if "client" not in r.client.ack_modes:
             raise Skip(f"{r.client.name} cannot do --ack client", "n/a")
         why = r.client.missing()
@@ -332,6 +346,7 @@ class Chaos:
         # when the fault struck and ended (time.time_ns, the clock the records use)
         self.t_kill = self.t_ready = self.t_cut = self.t_restore = self.t_drained = None
         self.consumer_records: dict = {}
+        self.reconnects: dict[str, list[int]] = {}  # ident -> t_ns of its reconnected lines
 
     # -- the frame -------------------------------------------------------------------------
     def run(self) -> Result:
@@ -445,6 +460,9 @@ class Chaos:
             life.producer.confirmed.append(int(ev["burst"]))
             self.last_progress = time.monotonic()
             self._feed(life)
+        elif kind == "reconnected":
+            self.reconnects.setdefault(life.ident, []).append(int(ev.get("t_ns", 0)))
+            self.last_progress = time.monotonic()
         elif kind == "done":
             life.done = ev
             if life.role == "consumer":
@@ -515,14 +533,14 @@ class Chaos:
 
     def start_client(self, role: str, slot: str, url: str, *, generation: int = 0,
                      plan: int = 0, prefetch: int | None = None, wrap: list[str] | None = None,
-                     ) -> Life:
+                     extra: list[str] | None = None) -> Life:
         spec = self.spec
         ident = slot if generation == 0 else f"{slot}r{generation}"
         rec = self.dir / "records" / f"{ident}.tsv"
         argv = self.resolved.client.argv(role) + [
             "--url", url, "--destinations", self.queue, "--count", str(spec.count),
             "--size", str(spec.size), "--bursts", str(max(plan, 1)), "--id", ident, "--gate",
-            "--records", str(rec), "--connect-timeout", "30",
+            "--records", str(rec), "--connect-timeout", "30", *(extra or []),
         ]  # fmt: skip
         if role == "producer":
             argv.append("--persistent")
@@ -536,18 +554,18 @@ class Chaos:
         return life
 
     def start_clients(self, urls_c: list[str], urls_p: list[str], prefetch: list[int],
-                      wrap_c=None, wrap_p=None) -> None:
+                      wrap_c=None, wrap_p=None, extra: list[str] | None = None) -> None:
         """Consumers (``c1``...), then producers (``p1``...) each with the whole plan; go."""
         spec = self.spec
         self.progress(f"starting {spec.consumers} consumer(s) and {spec.producers} producer(s) "
                       f"({self.resolved.label})")
         cons = [self.start_client("consumer", f"c{i + 1}", urls_c[i % len(urls_c)],
-                                  prefetch=prefetch[i], wrap=wrap_c)
+                                  prefetch=prefetch[i], wrap=wrap_c, extra=extra)
                 for i in range(spec.consumers)]
         self.wait_until(lambda: all(c.ready for c in cons), spec.ready_timeout,
                         "the consumers' ready")
         prods = [self.start_client("producer", f"p{i + 1}", urls_p[i % len(urls_p)],
-                                   plan=spec.bursts, wrap=wrap_p)
+                                   plan=spec.bursts, wrap=wrap_p, extra=extra)
                  for i in range(spec.producers)]
         self.wait_until(lambda: all(p.ready for p in prods), spec.ready_timeout,
                         "the producers' ready")
@@ -752,8 +770,13 @@ class Chaos:
         locked = self._wait_log(slave.child, ("locked", "slave"), 60)
         if not locked:
             self.result.notes.append("the slave's log never said it waits for the lock")
-        url = failover_url(master.openwire_url, slave.openwire_url)
-        self.start_clients([url], [url], [spec.prefetch] * spec.consumers)
+        # every client: the master's address and --failover the slave's (its library's own
+        # failover; for OpenWire the client builds failover:(master,slave))
+        proto = self.resolved.protocol
+        url_m, url_s = ((master.openwire_url, slave.openwire_url) if proto == "openwire"
+                        else (master.url_for(proto), slave.url_for(proto)))
+        self.start_clients([url_m], [url_m], [spec.prefetch] * spec.consumers,
+                           extra=["--failover", url_s])
         self.wait_mid_run()
         t_kill = time.time_ns()
         self.expected_broker_exit.add(id(master.child))
@@ -801,10 +824,24 @@ class Chaos:
         return False
 
     def _after_failover_pair(self) -> None:
-        first = self.first_received_after(self.t_ready)
+        # the first message on a new connection: after the first consumer's reconnection
+        # (the slave may accept clients before its launcher says ready), else after ready
+        back_c = [min(ts) for ident, ts in self.reconnects.items()
+                  if ts and ident.startswith("c")]
+        first = self.first_received_after(min(back_c) if back_c else self.t_ready)
         if first is not None:
             self.result.recovery_s = round((first - self.t_kill) / NS, 3)
             self.result.fault["first_after_takeover_ns"] = first
+        back = {ident: round((min(ts) - self.t_kill) / NS, 3)
+                for ident, ts in sorted(self.reconnects.items()) if ts}
+        self.result.fault["reconnected_s"] = back
+        self.result.fault["beyond_documented_options"] = (
+            self.resolved.client.language != "java")
+        self.result.notes.append(
+            f"{self.resolved.client.language}: {FAILOVER_HOW[self.resolved.client.language]}")
+        gone = [life.ident for life in self.lives if life.exit_code not in (None, 0)]
+        if gone:
+            self.result.notes.append("exited instead of failing over: " + ", ".join(gone))
         self._unmarked_duplicates()
 
     # -- consumer-kill ---------------------------------------------------------------------
@@ -1029,7 +1066,7 @@ def report(r: Result) -> str:
             f"{k} {v:,}" for k, v in t.by_consumer.items()))
     if r.recovery_s is not None:
         how = {"broker-kill": "kill -> first message received after the restart",
-               "failover-pair": "kill -> first message received after the slave took over",
+               "failover-pair": "kill -> first message received on a reconnected consumer",
                "consumer-kill": "kill -> first redelivered message at a survivor",
                "link-cut": "restore -> first message forwarded after it"}[r.scenario]
         lines.append(f"  recovery {r.recovery_s:.2f} s ({how})")
@@ -1052,7 +1089,8 @@ def write(run_dir: Path, results: list[Result], command: list[str]) -> None:
     md = ["# Reliability under faults", "", table(results), "",
           f"Rule: {RULE}.", "", "Scenarios:", ""]
     md += [f"- **{k}**: {v}" for k, v in DESCRIPTION.items()]
-    md += ["", f"failover-pair: {OPENWIRE_ONLY['failover-pair']}."]
+    md += ["", "failover-pair, each library's own failover (clients/contract.md):", ""]
+    md += [f"- {lang}: {how}" for lang, how in FAILOVER_HOW.items()]
     (run_dir / "chaos.md").write_text("\n".join(md) + "\n")
 
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 from conftest import ROOT, client_or_skip, need_broker_built
 
-from harness import chaos
+from harness import chaos, clients
 from harness.measure import ConsumerRecord
 
 SMALL = {"count": 300, "bursts": 6}
@@ -45,18 +45,21 @@ def test_reckon_body_errors_and_records_beyond_confirmed_are_not_foreign():
     assert t.unconfirmed == 1
 
 
-def test_all_runs_every_scenario_for_every_language_and_failover_pair_is_openwire_only():
+def test_all_runs_every_scenario_for_every_language_each_with_its_own_failover():
     pairs = chaos.matrix(None)
     assert {s for s, _ in pairs} == set(chaos.SCENARIOS)
     assert len(pairs) == len(chaos.SCENARIOS) * 4
-    with pytest.raises(chaos.Skip, match="OpenWire only") as e:
-        chaos.ChaosSpec("failover-pair", "stomp-py").validate()
-    assert e.value.status == "n/a"
+    for name in clients.LANGUAGE_CLIENTS:  # no scenario is N/A for a library any more
+        try:
+            chaos.ChaosSpec("failover-pair", name).validate()
+        except chaos.Skip as e:
+            assert e.status == "skipped", e  # (a toolchain missing here), never n/a
+    assert set(chaos.FAILOVER_HOW) == {clients.get(n).language for n in clients.LANGUAGE_CLIENTS}
 
 
 @pytest.mark.parametrize("args, needle", [
     (["nope"], "invalid choice"),
-    (["failover-pair", "--client", "python"], "OpenWire only"),
+    (["failover-pair", "--client", "python", "--count", "0"], "must be >= 1"),
     (["broker-kill", "--client", "cobol"], "unknown client"),
     (["broker-kill", "--bursts", "2"], "must be >= 4"),
 ])
@@ -122,12 +125,21 @@ def test_consumer_kill_via_the_command_redelivers_and_writes_the_table(tmp_path)
 
 
 @pytest.mark.integration
-def test_failover_pair_slave_takes_over_the_shared_store(tmp_path):
-    ch, r = run(tmp_path, "failover-pair", "openwire-jms")
+@pytest.mark.parametrize("client", list(clients.LANGUAGE_CLIENTS))
+def test_failover_pair_every_library_fails_over_by_itself_and_loses_nothing(client, tmp_path):
+    ch, r = run(tmp_path, "failover-pair", client)
     f = r.fault
     assert f["master_pid"] != f["slave_pid"]
     assert f["slave_waited_for_lock"]  # it really was a slave until the master died
-    assert 0 < f["failover_s"] <= r.recovery_s
+    killed = [c for c in ch.sup.children if c.pid == f["master_pid"]]
+    assert killed[0].returncode == -9
+    # the same processes went on: every client reconnected (no replacement ids, no exits)
+    assert {life.ident for life in ch.lives} == {"p1", "c1", "c2"}
+    assert all(life.exit_code == 0 for life in ch.lives)
+    assert set(f["reconnected_s"]) == {"p1", "c1", "c2"}, f["reconnected_s"]
+    assert all(0 < s < 60 for s in f["reconnected_s"].values())
+    assert r.recovery_s is not None and r.recovery_s > 0
+    assert f["beyond_documented_options"] == (clients.get(client).language != "java")
 
 
 @pytest.mark.integration
