@@ -21,6 +21,12 @@ consumer-kill   SIGKILL one of several consumers mid-run; the broker redelivers 
 slow-consumer   stop one consumer 80% of every 100 ms (SIGSTOP/SIGCONT on its process group),
                 prefetch 10, 1 KiB bodies, queue memory limit 1 MB: its prefetch fills, the
                 others take the rest, and nothing may stall for ``stall_timeout``.
+store-full      8 KiB persistent messages into a broker whose store limit (``storeUsage``)
+                holds about a third of the run, 1 MB journal files reclaimed every second;
+                producers start with no consumer until the broker says the store is full
+                and they stopped getting confirmations, then consumers drain it: producers
+                must be held back (flow control) or get a clear error, and every burst must
+                complete once the store drains.
 =============== ===========================================================================
 
 Accounting (``reckon``). A producer is driven through the contract's ``--gate`` in bursts of
@@ -57,7 +63,8 @@ from harness import brokers, clients, measure, paths, topology
 from harness.procs import Child, Interrupted, Supervisor
 from harness.results import json_safe
 
-SCENARIOS = ("broker-kill", "link-cut", "failover-pair", "consumer-kill", "slow-consumer")
+SCENARIOS = ("broker-kill", "link-cut", "failover-pair", "consumer-kill", "slow-consumer",
+             "store-full")
 # failover-pair: how each library fails over (stock, documented options) and what the
 # client's own code adds on top (clients/contract.md, "Failover")
 FAILOVER_HOW = {
@@ -89,6 +96,8 @@ DESCRIPTION = {
     "failover-pair": "shared-store master SIGKILLed mid-burst, slave takes over",
     "consumer-kill": "one of several client-ack consumers SIGKILLed mid-burst",
     "slow-consumer": "one consumer stopped 80% of every 100 ms (SIGSTOP/SIGCONT)",
+    "store-full": "persistent burst into a small store (storeUsage limit) with no consumer "
+                  "until it is full; then consumers drain it",
 }
 
 
@@ -123,7 +132,7 @@ class ChaosSpec:
     def __post_init__(self) -> None:
         self.client = self.client or DEFAULT_CLIENT.get(self.scenario, "stomp-py")
         if not self.size:
-            self.size = 1024 if self.scenario == "slow-consumer" else 6
+            self.size = {"slow-consumer": 1024, "store-full": 8192}.get(self.scenario, 6)
         if not self.consumers:
             self.consumers = 3 if self.scenario in ("consumer-kill", "slow-consumer") else 2
         if not self.prefetch:
@@ -347,6 +356,7 @@ class Chaos:
         self.t_kill = self.t_ready = self.t_cut = self.t_restore = self.t_drained = None
         self.consumer_records: dict = {}
         self.reconnects: dict[str, list[int]] = {}  # ident -> t_ns of its reconnected lines
+        self.burst_ns: dict[str, list[int]] = {}  # ident -> when each burst event came
 
     # -- the frame -------------------------------------------------------------------------
     def run(self) -> Result:
@@ -458,6 +468,7 @@ class Chaos:
             life.received = max(life.received, n)
         elif kind == "burst" and life.producer is not None:
             life.producer.confirmed.append(int(ev["burst"]))
+            self.burst_ns.setdefault(life.ident, []).append(time.time_ns())
             self.last_progress = time.monotonic()
             self._feed(life)
         elif kind == "reconnected":
@@ -924,6 +935,91 @@ class Chaos:
             f"memory limit (no page-in) {blocked} time(s); prefetch {self.spec.prefetch} "
             "bounds what the slow consumer holds, the rest goes to the others")
 
+    # -- store-full -------------------------------------------------------------------------
+    def store_limit_mb(self) -> int:
+        """About a third of the run's bytes (at least 3 MB: three 1 MB journal files)."""
+        return max(3, self.spec.total() * self.spec.size // (3 << 20))
+
+    def _store_full(self) -> None:
+        spec = self.spec
+        limit = self.store_limit_mb()
+        self.progress(f"starting broker a (kahadb, sync, store limit {limit} MB, 1 MB journal "
+                      "files)")
+        b = self.start_broker(self.broker_spec(
+            "a", store_limit=f"{limit}mb",
+            kahadb_attrs={"journalMaxFileLength": "1mb", "cleanupInterval": "1000",
+                          "checkpointInterval": "500"}), "broker a")
+        self.broker_log = b.child.log_path
+        self.progress(f"starting {spec.producers} producer(s), no consumer yet "
+                      f"({self.resolved.label})")
+        prods = [self.start_client("producer", f"p{i + 1}", self.url(b), plan=spec.bursts)
+                 for i in range(spec.producers)]
+        self.wait_until(lambda: all(p.ready for p in prods), spec.ready_timeout,
+                        "the producers' ready")
+        for p in prods:
+            self._feed(p)
+        t0 = time.time_ns()
+        held = 3.0  # no confirmation for this long, with the broker saying "full": held back
+
+        def full() -> bool:
+            if not self._log_says(b.child, "store is full"):
+                return False
+            last = max([t0] + [t for ts in self.burst_ns.values() for t in ts])
+            return time.time_ns() - last >= held * NS or any(not p.alive for p in prods)
+
+        self.wait_until(full, self._burst_timeout(spec.producers * spec.bursts),
+                        "the store to fill (the broker's 'store is full' and producers held)")
+        t_full = time.time_ns()
+        at = {p.ident: len(set(p.producer.confirmed)) for p in prods}
+        self.progress(f"store full after {(t_full - t0) / NS:.1f} s with {at} bursts confirmed; "
+                      "starting the consumers")
+        self.result.fault = {"store_limit_mb": limit, "full_ns": t_full,
+                             "bursts_confirmed_when_full": at,
+                             "producers_alive_when_full": [p.ident for p in prods if p.alive]}
+        self.t_kill = t_full
+        cons = [self.start_client("consumer", f"c{i + 1}", self.url(b))
+                for i in range(spec.consumers)]
+        self.wait_until(lambda: all(c.ready for c in cons), spec.ready_timeout,
+                        "the consumers' ready")
+        self.finish()
+
+    def _log_says(self, child: Child, words: str) -> bool:
+        try:
+            return words in child.log_path.read_text(errors="replace").lower()
+        except OSError:
+            return False
+
+    def _after_store_full(self) -> None:
+        f = self.result.fault
+        gaps = {}
+        for ident, ts in sorted(self.burst_ns.items()):
+            marks = sorted(ts)
+            gaps[ident] = round(max(y - x for x, y in zip(marks, marks[1:])) / NS, 3) \
+                if len(marks) > 1 else None
+        f["longest_wait_for_a_confirmation_s"] = gaps
+        text = ""
+        try:
+            text = Path(getattr(self, "broker_log", "")).read_text(errors="replace")
+        except OSError:
+            pass
+        f["store_full_log_lines"] = text.lower().count("store is full")
+        errors = {life.ident: life.child.last_error() for life in self.producers()
+                  if life.exit_code not in (None, 0)}
+        f["producer_errors"] = errors
+        if errors:
+            how = "error: " + "; ".join(f"{k}: {v}" for k, v in errors.items())
+        else:
+            where = ("the synchronous send() blocked" if self.resolved.protocol == "openwire"
+                     else "the broker withheld the receipt and stopped reading the connection")
+            how = (f"blocked, no error: {where} (producer flow control) until the store "
+                   "drained; longest wait for a confirmation " + ", ".join(
+                       f"{k} {v:.1f} s" for k, v in gaps.items() if v is not None))
+        f["surfaced_as"] = how
+        self.result.notes.append(f"{self.resolved.client.language}: {how}")
+        first = self.first_received_after(self.t_kill)
+        if first is not None:
+            self.result.recovery_s = round((first - self.t_kill) / NS, 3)
+
     # -- link-cut --------------------------------------------------------------------------
     def _link_cut(self) -> None:
         from harness import netns
@@ -1039,6 +1135,8 @@ def _fault_words(r: Result) -> list[str]:
         return [f"{f['victim']} killed holding >= {f['victim_received_before_kill']:,}"]
     if r.scenario == "link-cut" and "longest_gap_s" in f:
         return [f"cut {f['cut_s']:.0f} s, gap {f['longest_gap_s']:.1f} s"]
+    if r.scenario == "store-full" and "surfaced_as" in f:
+        return [f"limit {f['store_limit_mb']} MB; {f['surfaced_as']}"]
     if r.scenario == "slow-consumer" and "shares" in f:
         s = f["shares"].get(f["slow"])
         lim = [f"prefetch {f.get('prefetch')}"] + [
@@ -1068,7 +1166,8 @@ def report(r: Result) -> str:
         how = {"broker-kill": "kill -> first message received after the restart",
                "failover-pair": "kill -> first message received on a reconnected consumer",
                "consumer-kill": "kill -> first redelivered message at a survivor",
-               "link-cut": "restore -> first message forwarded after it"}[r.scenario]
+               "link-cut": "restore -> first message forwarded after it",
+               "store-full": "store full -> first message the consumers got"}[r.scenario]
         lines.append(f"  recovery {r.recovery_s:.2f} s ({how})")
     for w in _fault_words(r):
         lines.append(f"  {w}")

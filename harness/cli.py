@@ -383,7 +383,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("chaos", help="inject a fault into a persistent client-ack burst; "
                        "exit 1 if anything was lost")
     p.add_argument("scenario", choices=["broker-kill", "link-cut", "failover-pair",
-                                        "consumer-kill", "slow-consumer", "all"],
+                                        "consumer-kill", "slow-consumer", "store-full",
+                                        "all"],
                    help="the fault, or all (every scenario x every applicable language)")
     p.add_argument("--client", help="the client for producers and consumers (default stomp-py; "
                    f"failover-pair: openwire-jms). Known: {clients.help_text()}")

@@ -167,3 +167,16 @@ def test_link_cut_pauses_forwarding_and_loses_nothing(tmp_path):
     assert r.recovery_s is not None
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert not [n for n in ch.net.names if n in listed.split()], "namespaces left behind"
+
+
+@pytest.mark.integration
+def test_store_full_holds_producers_back_and_the_burst_completes_after_draining(tmp_path):
+    ch, r = run(tmp_path, "store-full", "stomp-py")
+    f = r.fault
+    assert f["store_full_log_lines"] > 0  # the broker itself said its store was full
+    # the producer was held back at the limit: it had not finished when the store filled
+    assert f["bursts_confirmed_when_full"]["p1"] < ch.spec.bursts
+    assert f["producers_alive_when_full"] == ["p1"] and not f["producer_errors"]
+    assert f["longest_wait_for_a_confirmation_s"]["p1"] >= 3  # blocked, then went on
+    assert f["surfaced_as"].startswith("blocked")
+    assert ch.spec.total() * ch.spec.size > 2 * f["store_limit_mb"] << 20  # it could not fit
