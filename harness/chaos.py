@@ -49,6 +49,7 @@ nothing before it dies and the broker redelivers everything it held.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -357,6 +358,7 @@ class Chaos:
         self.consumer_records: dict = {}
         self.reconnects: dict[str, list[int]] = {}  # ident -> t_ns of its reconnected lines
         self.burst_ns: dict[str, list[int]] = {}  # ident -> when each burst event came
+        self.broker_stats: list[dict] = []  # the brokers' stats lines, as they came
 
     # -- the frame -------------------------------------------------------------------------
     def run(self) -> Result:
@@ -451,6 +453,8 @@ class Chaos:
                 self.broker_ready_ns[id(child)] = time.time_ns()
             elif kind == "bridges":
                 self.bridge_events.append((time.time_ns(), int(ev.get("active", 0))))
+            elif kind == "stats":  # answers to "stats" on its stdin (the soak's chart)
+                self.broker_stats.append({"broker": what, "t_ns": time.time_ns(), **ev})
             elif kind == "exit" and id(child) not in self.expected_broker_exit:
                 raise ChaosFailed(f"{what} exited with {ev['code']}: {child.last_error()} "
                                   f"(log: {child.log_path})")
@@ -994,7 +998,7 @@ class Chaos:
         gaps = {}
         for ident, ts in sorted(self.burst_ns.items()):
             marks = sorted(ts)
-            gaps[ident] = round(max(y - x for x, y in zip(marks, marks[1:])) / NS, 3) \
+            gaps[ident] = round(max(y - x for x, y in itertools.pairwise(marks)) / NS, 3) \
                 if len(marks) > 1 else None
         f["longest_wait_for_a_confirmation_s"] = gaps
         text = ""
@@ -1202,6 +1206,10 @@ def main(args) -> int:
 
     from harness import results as res
 
+    if args.scenario == "soak":
+        from harness import soak
+
+        return soak.main(args)
     if args.scenario != "all" and args.scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {args.scenario!r} (have: {', '.join(SCENARIOS)}, "
                          "all)")
