@@ -12,8 +12,8 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter
 
 FAULT_COLORS = {"broker-kill": "#c0392b", "link-cut": "#8e44ad", "consumer-kill": "#d68910",
                 "producer-kill": "#2471a3"}
