@@ -21,6 +21,12 @@ consumer-kill   SIGKILL one of several consumers mid-run; the broker redelivers 
 slow-consumer   stop one consumer 80% of every 100 ms (SIGSTOP/SIGCONT on its process group),
                 prefetch 10, 1 KiB bodies, queue memory limit 1 MB: its prefetch fills, the
                 others take the rest, and nothing may stall for ``stall_timeout``.
+mesh-partition  ``mesh3`` on network namespaces (duplex bridges a-b, a-c, b-c), a producer
+                and a consumer on each broker: c's link goes down for ``--cut-seconds``
+                (c's clients keep talking to c, a and b to each other), then comes back;
+                once the bridges are up again every confirmed message must be delivered,
+                and after the consumers stop the brokers' own counters must show nothing
+                left on any broker (none stranded).
 store-full      8 KiB persistent messages into a broker whose store limit (``storeUsage``)
                 holds about a third of the run, 1 MB journal files reclaimed every second;
                 producers start with no consumer until the broker says the store is full
@@ -65,7 +71,7 @@ from harness.procs import Child, Interrupted, Supervisor
 from harness.results import json_safe
 
 SCENARIOS = ("broker-kill", "link-cut", "failover-pair", "consumer-kill", "slow-consumer",
-             "store-full")
+             "store-full", "mesh-partition")
 # failover-pair: how each library fails over (stock, documented options) and what the
 # client's own code adds on top (clients/contract.md, "Failover")
 FAILOVER_HOW = {
@@ -97,6 +103,8 @@ DESCRIPTION = {
     "failover-pair": "shared-store master SIGKILLed mid-burst, slave takes over",
     "consumer-kill": "one of several client-ack consumers SIGKILLed mid-burst",
     "slow-consumer": "one consumer stopped 80% of every 100 ms (SIGSTOP/SIGCONT)",
+    "mesh-partition": "mesh3 on network namespaces, clients on all three brokers: broker c's "
+                      "links cut mid-run, then restored",
     "store-full": "persistent burst into a small store (storeUsage limit) with no consumer "
                   "until it is full; then consumers drain it",
 }
@@ -134,6 +142,8 @@ class ChaosSpec:
         self.client = self.client or DEFAULT_CLIENT.get(self.scenario, "stomp-py")
         if not self.size:
             self.size = {"slow-consumer": 1024, "store-full": 8192}.get(self.scenario, 6)
+        if self.scenario == "mesh-partition":  # one producer and one consumer per broker
+            self.producers = self.consumers = 3
         if not self.consumers:
             self.consumers = 3 if self.scenario in ("consumer-kill", "slow-consumer") else 2
         if not self.prefetch:
@@ -161,12 +171,12 @@ class ChaosSpec:
             raise Skip(why)
         if not paths.BROKER_CLASSES.exists():
             raise Skip("broker not built (./bench setup)")
-        if self.scenario == "link-cut":
+        if self.scenario in ("link-cut", "mesh-partition"):
             from harness import netns
 
             why = netns.available()
             if why:
-                raise Skip(f"link-cut needs network namespaces: {why}")
+                raise Skip(f"{self.scenario} needs network namespaces: {why}")
         return r
 
     def total(self) -> int:
@@ -359,6 +369,7 @@ class Chaos:
         self.reconnects: dict[str, list[int]] = {}  # ident -> t_ns of its reconnected lines
         self.burst_ns: dict[str, list[int]] = {}  # ident -> when each burst event came
         self.broker_stats: list[dict] = []  # the brokers' stats lines, as they came
+        self.bridges_now: dict[str, int] = {}  # broker -> active bridges, as it last said
 
     # -- the frame -------------------------------------------------------------------------
     def run(self) -> Result:
@@ -453,6 +464,7 @@ class Chaos:
                 self.broker_ready_ns[id(child)] = time.time_ns()
             elif kind == "bridges":
                 self.bridge_events.append((time.time_ns(), int(ev.get("active", 0))))
+                self.bridges_now[what] = int(ev.get("active", 0))
             elif kind == "stats":  # answers to "stats" on its stdin (the soak's chart)
                 self.broker_stats.append({"broker": what, "t_ns": time.time_ns(), **ev})
             elif kind == "exit" and id(child) not in self.expected_broker_exit:
@@ -939,6 +951,129 @@ class Chaos:
             f"memory limit (no page-in) {blocked} time(s); prefetch {self.spec.prefetch} "
             "bounds what the slow consumer holds, the rest goes to the others")
 
+    # -- mesh-partition ---------------------------------------------------------------------
+    def _mesh_partition(self) -> None:
+        from harness import netns
+
+        spec = self.spec
+        lay = topology.layout("mesh3")
+        tag = f"m{uuid.uuid4().hex[:6]}"
+        self.net = netns.Network(tag, lay.brokers)
+        self.net.create()
+        specs = {name: self.broker_spec(name, host=self.net.address(name))
+                 for name in lay.brokers}
+        for name, bs in specs.items():
+            bs.network_connectors = topology.connectors(
+                lay, name, "static", tag,
+                lambda peer: f"tcp://{specs[peer].host}:{specs[peer].openwire_port}")
+        started = {}
+        for name, bs in specs.items():
+            self.progress(f"starting broker {name} on {bs.host} (namespace)")
+            started[name] = self.start_broker(
+                bs, f"broker {name}", wrap=self.net.wrap(name),
+                probe=lambda host, port, n=name: self.net.probe(n, port))
+        want = {f"broker {n}": lay.expected_bridges(n, "static") for n in lay.brokers}
+
+        def meshed() -> bool:
+            return all(self.bridges_now.get(k, 0) >= v for k, v in want.items())
+
+        self.wait_until(meshed, spec.ready_timeout, "the mesh's bridges")
+        self.pause(1.0)
+        self.progress(f"starting a consumer and a producer on each of a, b, c "
+                      f"({self.resolved.label})")
+        hosts = lay.brokers
+        cons = [self.start_client("consumer", f"c{i + 1}", self.url(started[h]),
+                                  wrap=self.net.wrap(h)) for i, h in enumerate(hosts)]
+        self.wait_until(lambda: all(c.ready for c in cons), spec.ready_timeout,
+                        "the consumers' ready")
+        self.pause(1.0)  # each consumer's demand reaches the other brokers
+        prods = [self.start_client("producer", f"p{i + 1}", self.url(started[h]),
+                                   plan=spec.bursts, wrap=self.net.wrap(h))
+                 for i, h in enumerate(hosts)]
+        self.wait_until(lambda: all(p.ready for p in prods), spec.ready_timeout,
+                        "the producers' ready")
+        for p in prods:
+            self._feed(p)
+        self.wait_mid_run()
+        t_cut = time.time_ns()
+        self.net.cut("c")
+        self.progress(f"cut c's link for {spec.cut_s:g} s (a <-> b stays up)")
+        try:
+            self.pause(spec.cut_s)
+        finally:
+            self.net.restore("c")
+        t_restore = time.time_ns()
+        self.progress("restored c's link")
+        self.t_cut, self.t_restore = t_cut, t_restore
+        self.result.fault = {"cut": "c", "cut_ns": t_cut, "restore_ns": t_restore,
+                             "cut_s": round((t_restore - t_cut) / NS, 3),
+                             "bursts_confirmed_at_cut": self.confirmed_bursts()}
+        try:
+            self.wait_until(meshed, 120, "the bridges to c to come back")
+            self.result.fault["bridges_back_s"] = round((time.time_ns() - t_restore) / NS, 3)
+        except ChaosFailed as e:
+            self.result.errors.append(str(e))
+        self.drain()
+        self.t_drained = time.time_ns()
+        self.stop_consumers()
+        # what each broker still holds once every consumer has acknowledged and left
+        left = self.query_stats()
+        self.result.fault["brokers_after"] = left
+        self.stop_brokers()
+
+    def query_stats(self, timeout: float = 30) -> dict[str, dict]:
+        """Every live broker's counters for this run's queue (its ``stats`` line)."""
+        kids = [c for c in self.sup.children if id(c) in self.broker_children and c.alive()]
+        n0 = len(self.broker_stats)
+        for c in kids:
+            c.send("stats")
+        self.wait_until(lambda: len(self.broker_stats) - n0 >= len(kids), timeout,
+                        "the brokers' stats")
+        out = {}
+        for st in self.broker_stats[n0:]:
+            q = st.get("queues", {}).get(self.queue, {})
+            out[st.get("broker", "?")] = {k: q.get(k, 0) for k in
+                                          ("enqueued", "dequeued", "size", "inflight")}
+        return out
+
+    def _after_mesh_partition(self) -> None:
+        # deliveries that cross c's link: a producer on c to a consumer on a or b, or back
+        host = {"1": "a", "2": "b", "3": "c"}
+        cross = [r for c, recs in self.consumer_records.items() for r in recs
+                 if (host.get(c[1:2]) == "c") != (host.get(r.producer[1:2]) == "c")]
+        after = sorted(r.recv_ns for r in cross if r.recv_ns >= self.t_restore)
+        if after:
+            self.result.recovery_s = round((after[0] - self.t_restore) / NS, 3)
+        # the cut separated c: nothing sent a second into it crossed before the restore
+        # (messages forwarded before the cut may still be consumed on the far side meanwhile)
+        leaked = sum(1 for r in cross
+                     if r.sent_ns > self.t_cut + NS and r.recv_ns < self.t_restore)
+        held = sum(1 for r in cross
+                   if self.t_cut + NS < r.sent_ns < self.t_restore <= r.recv_ns)
+        self.result.fault["crossed_total"] = len(cross)
+        self.result.fault["crossed_during_cut"] = leaked
+        self.result.fault["held_until_restore"] = held
+        if leaked:
+            self.result.notes.append(f"{leaked} message(s) sent during the cut crossed c's "
+                                     "link before the restore: the cut did not separate c")
+        end = self.t_drained or time.time_ns()
+        drops = sum(1 for t, n in self.bridge_events if self.t_cut <= t <= end and n == 0)
+        self.result.fault["bridge_drops"] = drops
+        self.result.notes.append(
+            f"{held:,} message(s) sent during the cut crossed c's link only after the "
+            "restore; " + (f"bridges dropped {drops} time(s) and reconnected" if drops else
+               "the bridges' TCP connections outlived the cut"))
+        left = self.result.fault.get("brokers_after", {})
+        stranded = {b: q["size"] for b, q in left.items() if q.get("size")}
+        self.result.fault["stranded"] = stranded
+        if stranded and self.result.status == "ok":
+            self.result.status = "failed"
+            self.result.errors.append(f"messages stranded on a broker: {stranded}")
+        self.result.notes.append(
+            "brokers after the consumers left (enqueued/dequeued/left): " + ", ".join(
+                f"{b} {q['enqueued']:,}/{q['dequeued']:,}/{q['size']:,}"
+                for b, q in sorted(left.items())))
+
     # -- store-full -------------------------------------------------------------------------
     def store_limit_mb(self) -> int:
         """About a third of the run's bytes (at least 3 MB: three 1 MB journal files)."""
@@ -1139,6 +1274,10 @@ def _fault_words(r: Result) -> list[str]:
         return [f"{f['victim']} killed holding >= {f['victim_received_before_kill']:,}"]
     if r.scenario == "link-cut" and "longest_gap_s" in f:
         return [f"cut {f['cut_s']:.0f} s, gap {f['longest_gap_s']:.1f} s"]
+    if r.scenario == "mesh-partition" and "cut_s" in f:
+        stranded = sum(f.get("stranded", {}).values())
+        return [f"c cut {f['cut_s']:.0f} s, bridges back in {f.get('bridges_back_s', '-')} s, "
+                f"held until restore {f.get('held_until_restore', 0):,}, stranded {stranded:,}"]
     if r.scenario == "store-full" and "surfaced_as" in f:
         return [f"limit {f['store_limit_mb']} MB; {f['surfaced_as']}"]
     if r.scenario == "slow-consumer" and "shares" in f:
@@ -1171,7 +1310,8 @@ def report(r: Result) -> str:
                "failover-pair": "kill -> first message received on a reconnected consumer",
                "consumer-kill": "kill -> first redelivered message at a survivor",
                "link-cut": "restore -> first message forwarded after it",
-               "store-full": "store full -> first message the consumers got"}[r.scenario]
+               "store-full": "store full -> first message the consumers got",
+               "mesh-partition": "restore -> first message across c's link"}[r.scenario]
         lines.append(f"  recovery {r.recovery_s:.2f} s ({how})")
     for w in _fault_words(r):
         lines.append(f"  {w}")

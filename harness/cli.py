@@ -384,7 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "exit 1 if anything was lost")
     p.add_argument("scenario", choices=["broker-kill", "link-cut", "failover-pair",
                                         "consumer-kill", "slow-consumer", "store-full",
-                                        "all", "soak"],
+                                        "mesh-partition", "all", "soak"],
                    help="the fault, or all (every scenario x every applicable language), or "
                    "soak (all four languages for --duration with faults from a seeded "
                    "schedule)")
@@ -393,7 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--count", type=_int(1), default=500, help="messages per burst")
     p.add_argument("--bursts", type=_int(4), default=12, help="bursts per producer")
     p.add_argument("--cut-seconds", type=_float(0.1), default=10.0,
-                   help="link-cut: how long the link stays down")
+                   help="link-cut, mesh-partition: how long the link stays down")
     p.add_argument("--duration", help="soak: how long, e.g. 600, 90s, 10m (default 10m)")
     p.add_argument("--seed", type=_int(1), help="soak: the fault schedule's seed (printed; "
                    "the same seed, duration and --faults replay the same schedule)")

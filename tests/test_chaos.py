@@ -180,3 +180,25 @@ def test_store_full_holds_producers_back_and_the_burst_completes_after_draining(
     assert f["longest_wait_for_a_confirmation_s"]["p1"] >= 3  # blocked, then went on
     assert f["surfaced_as"].startswith("blocked")
     assert ch.spec.total() * ch.spec.size > 2 * f["store_limit_mb"] << 20  # it could not fit
+
+
+@pytest.mark.integration
+@pytest.mark.root
+def test_mesh_partition_delivers_everything_and_strands_nothing(tmp_path):
+    from harness import netns
+
+    why = netns.available()
+    if why:
+        pytest.skip(why)
+    ch, r = run(tmp_path, "mesh-partition", "stomp-py", cut_s=5, count=500, bursts=8)
+    f = r.fault
+    assert f["cut_s"] >= 5
+    assert f["crossed_total"] > 0  # the mesh carried messages between c and a, b
+    assert f["crossed_during_cut"] == 0  # and the cut really separated c
+    left = f["brokers_after"]
+    assert set(left) == {"a", "b", "c"}
+    assert all(q["size"] == 0 and q["enqueued"] > 0 for q in left.values()), left
+    assert f["stranded"] == {}
+    assert set(r.tally.by_consumer) == {"c1", "c2", "c3"}  # consumers on all three brokers
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not [n for n in ch.net.names if n in listed.split()], "namespaces left behind"
