@@ -313,6 +313,9 @@ class Soak(Chaos):
         self.pause(1.0)
         self.t_drained = time.time_ns()
         self.stop_consumers()
+        # what each broker still holds once every consumer has acknowledged and left, and
+        # its store then (a store that does not shrink holds something)
+        self.left_after = self.query_stats()
         self.stop_brokers()
 
     def calibrate(self) -> None:
@@ -464,7 +467,19 @@ class Soak(Chaos):
             "calibrated_msgs_per_s": self.calibrated, "paced_msgs_per_s": self.rates,
             "netns": self.net is not None, "stats": self.broker_stats,
             "reconnects": {k: len(v) for k, v in self.reconnects.items()},
+            "brokers_after": getattr(self, "left_after", {}),
         }
+        left = {b: q["size"] for b, q in self.result.fault["brokers_after"].items()
+                if q.get("size")}
+        if left:
+            self.result.notes.append(f"left on a broker after the consumers had gone: {left}")
+        last = {}
+        for st in self.broker_stats:
+            if "usage" in st:
+                last[st["broker"]] = st["usage"]["store_bytes"]
+        if last:
+            self.result.notes.append("store at the end (MiB): " + ", ".join(
+                f"{b} {v / (1 << 20):,.0f}" for b, v in sorted(last.items())))
         missing = [f for f in self.plan if f.t_ns and f.recovery_s is None
                    and "skipped" not in f.detail]
         if missing:

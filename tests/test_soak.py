@@ -73,6 +73,8 @@ def test_a_60_s_soak_with_3_faults_loses_nothing_and_recovers_from_each(tmp_path
     assert {"p1", "p2", "p3", "p4", "c1", "c2", "c3", "c4"} <= ids
     by_lang = {s.lang_of[i] for i in r.tally.by_consumer}
     assert by_lang >= set(LANGS)
+    # each broker's own counters once the consumers had gone
+    assert set(r.fault["brokers_after"]) == set(s.bspecs)
     # the broker's own figures over time, for the chart
     stats = r.fault["stats"]
     assert len(stats) >= 10 and all("heap_used" in x and "open_files" in x for x in stats)
