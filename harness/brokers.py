@@ -90,6 +90,9 @@ class BrokerSpec:
     # KahaDB shared-store master/slave: how often a broker waiting for the store's lock
     # retries (ms); 0 keeps ActiveMQ's default locker (no <locker> element)
     lock_acquire_ms: int = 0
+    # more <kahaDB> attributes, e.g. journalMaxFileLength, cleanupInterval (a small store
+    # whose journal files are reclaimed soon after their messages are consumed)
+    kahadb_attrs: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.persistence not in PERSISTENCE:
@@ -181,6 +184,7 @@ def render(spec: BrokerSpec) -> str:
         store=store,
         kahadb_sync="always" if spec.persistence == "kahadb" else "never",
         lock_acquire_ms=spec.lock_acquire_ms,
+        kahadb_attrs=spec.kahadb_attrs,
         producer_flow_control=spec.producer_flow_control,
         optimized_dispatch=spec.optimized_dispatch,
         queue_prefetch=spec.queue_prefetch,

@@ -14,11 +14,25 @@ link-cut        ``forward`` topology on network namespaces (producer on a, consu
                 talk to their own host's broker, so only the bridge a -> b crosses the cut
                 (cutting a would do the same).
 failover-pair   two brokers on one KahaDB directory (shared-store master/slave): SIGKILL the
-                master; the slave gets the store's lock and takes over. OpenWire only.
+                master; the slave gets the store's lock and takes over. Every client gets
+                ``--url MASTER --failover SLAVE`` and reconnects with its library's own
+                mechanism (``FAILOVER_HOW``; clients/contract.md, "Failover").
 consumer-kill   SIGKILL one of several consumers mid-run; the broker redelivers what it held.
 slow-consumer   stop one consumer 80% of every 100 ms (SIGSTOP/SIGCONT on its process group),
                 prefetch 10, 1 KiB bodies, queue memory limit 1 MB: its prefetch fills, the
                 others take the rest, and nothing may stall for ``stall_timeout``.
+mesh-partition  ``mesh3`` on network namespaces (duplex bridges a-b, a-c, b-c), a producer
+                and a consumer on each broker: c's link goes down for ``--cut-seconds``
+                (c's clients keep talking to c, a and b to each other), then comes back;
+                once the bridges are up again every confirmed message must be delivered,
+                and after the consumers stop the brokers' own counters must show nothing
+                left on any broker (none stranded).
+store-full      8 KiB persistent messages into a broker whose store limit (``storeUsage``)
+                holds about a third of the run, 1 MB journal files reclaimed every second;
+                producers start with no consumer until the broker says the store is full
+                and they stopped getting confirmations, then consumers drain it: producers
+                must be held back (flow control) or get a clear error, and every burst must
+                complete once the store drains.
 =============== ===========================================================================
 
 Accounting (``reckon``). A producer is driven through the contract's ``--gate`` in bursts of
@@ -41,6 +55,7 @@ nothing before it dies and the broker redelivers everything it held.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -55,8 +70,23 @@ from harness import brokers, clients, measure, paths, topology
 from harness.procs import Child, Interrupted, Supervisor
 from harness.results import json_safe
 
-SCENARIOS = ("broker-kill", "link-cut", "failover-pair", "consumer-kill", "slow-consumer")
-OPENWIRE_ONLY = {"failover-pair": "OpenWire only: STOMP clients have no failover transport"}
+SCENARIOS = ("broker-kill", "link-cut", "failover-pair", "consumer-kill", "slow-consumer",
+             "store-full", "mesh-partition")
+# failover-pair: how each library fails over (stock, documented options) and what the
+# client's own code adds on top (clients/contract.md, "Failover")
+FAILOVER_HOW = {
+    "perl": "Net::Stomp hosts + reconnect_attempts/connect_delay: the library reconnects and "
+            "re-subscribes inside its next send/receive; the client adds: resend a burst "
+            "whose receipt the drop took, forget unacked messages",
+    "python": "stomp.py host list + reconnect_sleep_*/reconnect_attempts_max; connect() again "
+              "after on_disconnected (its documented pattern) and subscribe again; the client "
+              "adds: resend a burst whose receipt the drop took, forget unacked messages",
+    "node": "stompjs reconnectDelay (reconnects by itself), beforeConnect picks the next "
+            "address, subscribe again in onConnect; the client adds: resend a burst whose "
+            "receipt the drop took, forget unacked messages",
+    "java": "failover:(master,slave) transport: reconnects, replays session state and "
+            "resends in-flight sends itself; the client adds nothing",
+}
 DEFAULT_CLIENT = {"failover-pair": "openwire-jms"}
 NS = 1_000_000_000
 
@@ -73,6 +103,10 @@ DESCRIPTION = {
     "failover-pair": "shared-store master SIGKILLed mid-burst, slave takes over",
     "consumer-kill": "one of several client-ack consumers SIGKILLed mid-burst",
     "slow-consumer": "one consumer stopped 80% of every 100 ms (SIGSTOP/SIGCONT)",
+    "mesh-partition": "mesh3 on network namespaces, clients on all three brokers: broker c's "
+                      "links cut mid-run, then restored",
+    "store-full": "persistent burst into a small store (storeUsage limit) with no consumer "
+                  "until it is full; then consumers drain it",
 }
 
 
@@ -107,7 +141,9 @@ class ChaosSpec:
     def __post_init__(self) -> None:
         self.client = self.client or DEFAULT_CLIENT.get(self.scenario, "stomp-py")
         if not self.size:
-            self.size = 1024 if self.scenario == "slow-consumer" else 6
+            self.size = {"slow-consumer": 1024, "store-full": 8192}.get(self.scenario, 6)
+        if self.scenario == "mesh-partition":  # one producer and one consumer per broker
+            self.producers = self.consumers = 3
         if not self.consumers:
             self.consumers = 3 if self.scenario in ("consumer-kill", "slow-consumer") else 2
         if not self.prefetch:
@@ -128,8 +164,6 @@ class ChaosSpec:
         if self.cut_s <= 0:
             raise ValueError(f"cut seconds must be > 0: {self.cut_s}")
         r = clients.resolve(self.client)
-        if self.scenario in OPENWIRE_ONLY and r.protocol != "openwire":
-            raise Skip(f"{self.scenario}: {OPENWIRE_ONLY[self.scenario]}", "n/a")
         if "client" not in r.client.ack_modes:
             raise Skip(f"{r.client.name} cannot do --ack client", "n/a")
         why = r.client.missing()
@@ -137,12 +171,12 @@ class ChaosSpec:
             raise Skip(why)
         if not paths.BROKER_CLASSES.exists():
             raise Skip("broker not built (./bench setup)")
-        if self.scenario == "link-cut":
+        if self.scenario in ("link-cut", "mesh-partition"):
             from harness import netns
 
             why = netns.available()
             if why:
-                raise Skip(f"link-cut needs network namespaces: {why}")
+                raise Skip(f"{self.scenario} needs network namespaces: {why}")
         return r
 
     def total(self) -> int:
@@ -332,6 +366,10 @@ class Chaos:
         # when the fault struck and ended (time.time_ns, the clock the records use)
         self.t_kill = self.t_ready = self.t_cut = self.t_restore = self.t_drained = None
         self.consumer_records: dict = {}
+        self.reconnects: dict[str, list[int]] = {}  # ident -> t_ns of its reconnected lines
+        self.burst_ns: dict[str, list[int]] = {}  # ident -> when each burst event came
+        self.broker_stats: list[dict] = []  # the brokers' stats lines, as they came
+        self.bridges_now: dict[str, int] = {}  # broker -> active bridges, as it last said
 
     # -- the frame -------------------------------------------------------------------------
     def run(self) -> Result:
@@ -426,6 +464,9 @@ class Chaos:
                 self.broker_ready_ns[id(child)] = time.time_ns()
             elif kind == "bridges":
                 self.bridge_events.append((time.time_ns(), int(ev.get("active", 0))))
+                self.bridges_now[what] = int(ev.get("active", 0))
+            elif kind == "stats":  # answers to "stats" on its stdin (the soak's chart)
+                self.broker_stats.append({"broker": what, "t_ns": time.time_ns(), **ev})
             elif kind == "exit" and id(child) not in self.expected_broker_exit:
                 raise ChaosFailed(f"{what} exited with {ev['code']}: {child.last_error()} "
                                   f"(log: {child.log_path})")
@@ -443,8 +484,12 @@ class Chaos:
             life.received = max(life.received, n)
         elif kind == "burst" and life.producer is not None:
             life.producer.confirmed.append(int(ev["burst"]))
+            self.burst_ns.setdefault(life.ident, []).append(time.time_ns())
             self.last_progress = time.monotonic()
             self._feed(life)
+        elif kind == "reconnected":
+            self.reconnects.setdefault(life.ident, []).append(int(ev.get("t_ns", 0)))
+            self.last_progress = time.monotonic()
         elif kind == "done":
             life.done = ev
             if life.role == "consumer":
@@ -515,14 +560,14 @@ class Chaos:
 
     def start_client(self, role: str, slot: str, url: str, *, generation: int = 0,
                      plan: int = 0, prefetch: int | None = None, wrap: list[str] | None = None,
-                     ) -> Life:
+                     extra: list[str] | None = None) -> Life:
         spec = self.spec
         ident = slot if generation == 0 else f"{slot}r{generation}"
         rec = self.dir / "records" / f"{ident}.tsv"
         argv = self.resolved.client.argv(role) + [
             "--url", url, "--destinations", self.queue, "--count", str(spec.count),
             "--size", str(spec.size), "--bursts", str(max(plan, 1)), "--id", ident, "--gate",
-            "--records", str(rec), "--connect-timeout", "30",
+            "--records", str(rec), "--connect-timeout", "30", *(extra or []),
         ]  # fmt: skip
         if role == "producer":
             argv.append("--persistent")
@@ -536,18 +581,18 @@ class Chaos:
         return life
 
     def start_clients(self, urls_c: list[str], urls_p: list[str], prefetch: list[int],
-                      wrap_c=None, wrap_p=None) -> None:
+                      wrap_c=None, wrap_p=None, extra: list[str] | None = None) -> None:
         """Consumers (``c1``...), then producers (``p1``...) each with the whole plan; go."""
         spec = self.spec
         self.progress(f"starting {spec.consumers} consumer(s) and {spec.producers} producer(s) "
                       f"({self.resolved.label})")
         cons = [self.start_client("consumer", f"c{i + 1}", urls_c[i % len(urls_c)],
-                                  prefetch=prefetch[i], wrap=wrap_c)
+                                  prefetch=prefetch[i], wrap=wrap_c, extra=extra)
                 for i in range(spec.consumers)]
         self.wait_until(lambda: all(c.ready for c in cons), spec.ready_timeout,
                         "the consumers' ready")
         prods = [self.start_client("producer", f"p{i + 1}", urls_p[i % len(urls_p)],
-                                   plan=spec.bursts, wrap=wrap_p)
+                                   plan=spec.bursts, wrap=wrap_p, extra=extra)
                  for i in range(spec.producers)]
         self.wait_until(lambda: all(p.ready for p in prods), spec.ready_timeout,
                         "the producers' ready")
@@ -752,8 +797,13 @@ class Chaos:
         locked = self._wait_log(slave.child, ("locked", "slave"), 60)
         if not locked:
             self.result.notes.append("the slave's log never said it waits for the lock")
-        url = failover_url(master.openwire_url, slave.openwire_url)
-        self.start_clients([url], [url], [spec.prefetch] * spec.consumers)
+        # every client: the master's address and --failover the slave's (its library's own
+        # failover; for OpenWire the client builds failover:(master,slave))
+        proto = self.resolved.protocol
+        url_m, url_s = ((master.openwire_url, slave.openwire_url) if proto == "openwire"
+                        else (master.url_for(proto), slave.url_for(proto)))
+        self.start_clients([url_m], [url_m], [spec.prefetch] * spec.consumers,
+                           extra=["--failover", url_s])
         self.wait_mid_run()
         t_kill = time.time_ns()
         self.expected_broker_exit.add(id(master.child))
@@ -801,10 +851,24 @@ class Chaos:
         return False
 
     def _after_failover_pair(self) -> None:
-        first = self.first_received_after(self.t_ready)
+        # the first message on a new connection: after the first consumer's reconnection
+        # (the slave may accept clients before its launcher says ready), else after ready
+        back_c = [min(ts) for ident, ts in self.reconnects.items()
+                  if ts and ident.startswith("c")]
+        first = self.first_received_after(min(back_c) if back_c else self.t_ready)
         if first is not None:
             self.result.recovery_s = round((first - self.t_kill) / NS, 3)
             self.result.fault["first_after_takeover_ns"] = first
+        back = {ident: round((min(ts) - self.t_kill) / NS, 3)
+                for ident, ts in sorted(self.reconnects.items()) if ts}
+        self.result.fault["reconnected_s"] = back
+        self.result.fault["beyond_documented_options"] = (
+            self.resolved.client.language != "java")
+        self.result.notes.append(
+            f"{self.resolved.client.language}: {FAILOVER_HOW[self.resolved.client.language]}")
+        gone = [life.ident for life in self.lives if life.exit_code not in (None, 0)]
+        if gone:
+            self.result.notes.append("exited instead of failing over: " + ", ".join(gone))
         self._unmarked_duplicates()
 
     # -- consumer-kill ---------------------------------------------------------------------
@@ -886,6 +950,214 @@ class Chaos:
             f"broker log: producer flow control {pfc} time(s), cursor blocked at the queue's "
             f"memory limit (no page-in) {blocked} time(s); prefetch {self.spec.prefetch} "
             "bounds what the slow consumer holds, the rest goes to the others")
+
+    # -- mesh-partition ---------------------------------------------------------------------
+    def _mesh_partition(self) -> None:
+        from harness import netns
+
+        spec = self.spec
+        lay = topology.layout("mesh3")
+        tag = f"m{uuid.uuid4().hex[:6]}"
+        self.net = netns.Network(tag, lay.brokers)
+        self.net.create()
+        specs = {name: self.broker_spec(name, host=self.net.address(name))
+                 for name in lay.brokers}
+        for name, bs in specs.items():
+            bs.network_connectors = topology.connectors(
+                lay, name, "static", tag,
+                lambda peer: f"tcp://{specs[peer].host}:{specs[peer].openwire_port}")
+        started = {}
+        for name, bs in specs.items():
+            self.progress(f"starting broker {name} on {bs.host} (namespace)")
+            started[name] = self.start_broker(
+                bs, f"broker {name}", wrap=self.net.wrap(name),
+                probe=lambda host, port, n=name: self.net.probe(n, port))
+        want = {f"broker {n}": lay.expected_bridges(n, "static") for n in lay.brokers}
+
+        def meshed() -> bool:
+            return all(self.bridges_now.get(k, 0) >= v for k, v in want.items())
+
+        self.wait_until(meshed, spec.ready_timeout, "the mesh's bridges")
+        self.pause(1.0)
+        self.progress(f"starting a consumer and a producer on each of a, b, c "
+                      f"({self.resolved.label})")
+        hosts = lay.brokers
+        cons = [self.start_client("consumer", f"c{i + 1}", self.url(started[h]),
+                                  wrap=self.net.wrap(h)) for i, h in enumerate(hosts)]
+        self.wait_until(lambda: all(c.ready for c in cons), spec.ready_timeout,
+                        "the consumers' ready")
+        self.pause(1.0)  # each consumer's demand reaches the other brokers
+        prods = [self.start_client("producer", f"p{i + 1}", self.url(started[h]),
+                                   plan=spec.bursts, wrap=self.net.wrap(h))
+                 for i, h in enumerate(hosts)]
+        self.wait_until(lambda: all(p.ready for p in prods), spec.ready_timeout,
+                        "the producers' ready")
+        for p in prods:
+            self._feed(p)
+        self.wait_mid_run()
+        t_cut = time.time_ns()
+        self.net.cut("c")
+        self.progress(f"cut c's link for {spec.cut_s:g} s (a <-> b stays up)")
+        try:
+            self.pause(spec.cut_s)
+        finally:
+            self.net.restore("c")
+        t_restore = time.time_ns()
+        self.progress("restored c's link")
+        self.t_cut, self.t_restore = t_cut, t_restore
+        self.result.fault = {"cut": "c", "cut_ns": t_cut, "restore_ns": t_restore,
+                             "cut_s": round((t_restore - t_cut) / NS, 3),
+                             "bursts_confirmed_at_cut": self.confirmed_bursts()}
+        try:
+            self.wait_until(meshed, 120, "the bridges to c to come back")
+            self.result.fault["bridges_back_s"] = round((time.time_ns() - t_restore) / NS, 3)
+        except ChaosFailed as e:
+            self.result.errors.append(str(e))
+        self.drain()
+        self.t_drained = time.time_ns()
+        self.stop_consumers()
+        # what each broker still holds once every consumer has acknowledged and left
+        left = self.query_stats()
+        self.result.fault["brokers_after"] = left
+        self.stop_brokers()
+
+    def query_stats(self, timeout: float = 30) -> dict[str, dict]:
+        """Every live broker's counters for this run's queue (its ``stats`` line)."""
+        kids = [c for c in self.sup.children if id(c) in self.broker_children and c.alive()]
+        n0 = len(self.broker_stats)
+        for c in kids:
+            c.send("stats")
+        self.wait_until(lambda: len(self.broker_stats) - n0 >= len(kids), timeout,
+                        "the brokers' stats")
+        out = {}
+        for st in self.broker_stats[n0:]:
+            q = st.get("queues", {}).get(self.queue, {})
+            out[st.get("broker", "?")] = {k: q.get(k, 0) for k in
+                                          ("enqueued", "dequeued", "size", "inflight")}
+        return out
+
+    def _after_mesh_partition(self) -> None:
+        # deliveries that cross c's link: a producer on c to a consumer on a or b, or back
+        host = {"1": "a", "2": "b", "3": "c"}
+        cross = [r for c, recs in self.consumer_records.items() for r in recs
+                 if (host.get(c[1:2]) == "c") != (host.get(r.producer[1:2]) == "c")]
+        after = sorted(r.recv_ns for r in cross if r.recv_ns >= self.t_restore)
+        if after:
+            self.result.recovery_s = round((after[0] - self.t_restore) / NS, 3)
+        # the cut separated c: nothing sent a second into it crossed before the restore
+        # (messages forwarded before the cut may still be consumed on the far side meanwhile)
+        leaked = sum(1 for r in cross
+                     if r.sent_ns > self.t_cut + NS and r.recv_ns < self.t_restore)
+        held = sum(1 for r in cross
+                   if self.t_cut + NS < r.sent_ns < self.t_restore <= r.recv_ns)
+        self.result.fault["crossed_total"] = len(cross)
+        self.result.fault["crossed_during_cut"] = leaked
+        self.result.fault["held_until_restore"] = held
+        if leaked:
+            self.result.notes.append(f"{leaked} message(s) sent during the cut crossed c's "
+                                     "link before the restore: the cut did not separate c")
+        end = self.t_drained or time.time_ns()
+        drops = sum(1 for t, n in self.bridge_events if self.t_cut <= t <= end and n == 0)
+        self.result.fault["bridge_drops"] = drops
+        self.result.notes.append(
+            f"{held:,} message(s) sent during the cut crossed c's link only after the "
+            "restore; " + (f"bridges dropped {drops} time(s) and reconnected" if drops else
+               "the bridges' TCP connections outlived the cut"))
+        left = self.result.fault.get("brokers_after", {})
+        stranded = {b: q["size"] for b, q in left.items() if q.get("size")}
+        self.result.fault["stranded"] = stranded
+        if stranded and self.result.status == "ok":
+            self.result.status = "failed"
+            self.result.errors.append(f"messages stranded on a broker: {stranded}")
+        self.result.notes.append(
+            "brokers after the consumers left (enqueued/dequeued/left): " + ", ".join(
+                f"{b} {q['enqueued']:,}/{q['dequeued']:,}/{q['size']:,}"
+                for b, q in sorted(left.items())))
+
+    # -- store-full -------------------------------------------------------------------------
+    def store_limit_mb(self) -> int:
+        """About a third of the run's bytes (at least 3 MB: three 1 MB journal files)."""
+        return max(3, self.spec.total() * self.spec.size // (3 << 20))
+
+    def _store_full(self) -> None:
+        spec = self.spec
+        limit = self.store_limit_mb()
+        self.progress(f"starting broker a (kahadb, sync, store limit {limit} MB, 1 MB journal "
+                      "files)")
+        b = self.start_broker(self.broker_spec(
+            "a", store_limit=f"{limit}mb",
+            kahadb_attrs={"journalMaxFileLength": "1mb", "cleanupInterval": "1000",
+                          "checkpointInterval": "500"}), "broker a")
+        self.broker_log = b.child.log_path
+        self.progress(f"starting {spec.producers} producer(s), no consumer yet "
+                      f"({self.resolved.label})")
+        prods = [self.start_client("producer", f"p{i + 1}", self.url(b), plan=spec.bursts)
+                 for i in range(spec.producers)]
+        self.wait_until(lambda: all(p.ready for p in prods), spec.ready_timeout,
+                        "the producers' ready")
+        for p in prods:
+            self._feed(p)
+        t0 = time.time_ns()
+        held = 3.0  # no confirmation for this long, with the broker saying "full": held back
+
+        def full() -> bool:
+            if not self._log_says(b.child, "store is full"):
+                return False
+            last = max([t0] + [t for ts in self.burst_ns.values() for t in ts])
+            return time.time_ns() - last >= held * NS or any(not p.alive for p in prods)
+
+        self.wait_until(full, self._burst_timeout(spec.producers * spec.bursts),
+                        "the store to fill (the broker's 'store is full' and producers held)")
+        t_full = time.time_ns()
+        at = {p.ident: len(set(p.producer.confirmed)) for p in prods}
+        self.progress(f"store full after {(t_full - t0) / NS:.1f} s with {at} bursts confirmed; "
+                      "starting the consumers")
+        self.result.fault = {"store_limit_mb": limit, "full_ns": t_full,
+                             "bursts_confirmed_when_full": at,
+                             "producers_alive_when_full": [p.ident for p in prods if p.alive]}
+        self.t_kill = t_full
+        cons = [self.start_client("consumer", f"c{i + 1}", self.url(b))
+                for i in range(spec.consumers)]
+        self.wait_until(lambda: all(c.ready for c in cons), spec.ready_timeout,
+                        "the consumers' ready")
+        self.finish()
+
+    def _log_says(self, child: Child, words: str) -> bool:
+        try:
+            return words in child.log_path.read_text(errors="replace").lower()
+        except OSError:
+            return False
+
+    def _after_store_full(self) -> None:
+        f = self.result.fault
+        gaps = {}
+        for ident, ts in sorted(self.burst_ns.items()):
+            marks = sorted(ts)
+            gaps[ident] = round(max(y - x for x, y in itertools.pairwise(marks)) / NS, 3) \
+                if len(marks) > 1 else None
+        f["longest_wait_for_a_confirmation_s"] = gaps
+        text = ""
+        try:
+            text = Path(getattr(self, "broker_log", "")).read_text(errors="replace")
+        except OSError:
+            pass
+        f["store_full_log_lines"] = text.lower().count("store is full")
+        errors = {life.ident: life.child.last_error() for life in self.producers()
+                  if life.exit_code not in (None, 0)}
+        f["producer_errors"] = errors
+        if errors:
+            how = "error: " + "; ".join(f"{k}: {v}" for k, v in errors.items())
+        else:
+            where = ("the synchronous send() blocked" if self.resolved.protocol == "openwire"
+                     else "the broker withheld the receipt and stopped reading the connection")
+            how = (f"blocked, no error: {where} (producer flow control) until the store "
+                   "drained; longest wait for a confirmation " + ", ".join(
+                       f"{k} {v:.1f} s" for k, v in gaps.items() if v is not None))
+        f["surfaced_as"] = how
+        self.result.notes.append(f"{self.resolved.client.language}: {how}")
+        first = self.first_received_after(self.t_kill)
+        if first is not None:
+            self.result.recovery_s = round((first - self.t_kill) / NS, 3)
 
     # -- link-cut --------------------------------------------------------------------------
     def _link_cut(self) -> None:
@@ -1002,6 +1274,12 @@ def _fault_words(r: Result) -> list[str]:
         return [f"{f['victim']} killed holding >= {f['victim_received_before_kill']:,}"]
     if r.scenario == "link-cut" and "longest_gap_s" in f:
         return [f"cut {f['cut_s']:.0f} s, gap {f['longest_gap_s']:.1f} s"]
+    if r.scenario == "mesh-partition" and "cut_s" in f:
+        stranded = sum(f.get("stranded", {}).values())
+        return [f"c cut {f['cut_s']:.0f} s, bridges back in {f.get('bridges_back_s', '-')} s, "
+                f"held until restore {f.get('held_until_restore', 0):,}, stranded {stranded:,}"]
+    if r.scenario == "store-full" and "surfaced_as" in f:
+        return [f"limit {f['store_limit_mb']} MB; {f['surfaced_as']}"]
     if r.scenario == "slow-consumer" and "shares" in f:
         s = f["shares"].get(f["slow"])
         lim = [f"prefetch {f.get('prefetch')}"] + [
@@ -1029,9 +1307,11 @@ def report(r: Result) -> str:
             f"{k} {v:,}" for k, v in t.by_consumer.items()))
     if r.recovery_s is not None:
         how = {"broker-kill": "kill -> first message received after the restart",
-               "failover-pair": "kill -> first message received after the slave took over",
+               "failover-pair": "kill -> first message received on a reconnected consumer",
                "consumer-kill": "kill -> first redelivered message at a survivor",
-               "link-cut": "restore -> first message forwarded after it"}[r.scenario]
+               "link-cut": "restore -> first message forwarded after it",
+               "store-full": "store full -> first message the consumers got",
+               "mesh-partition": "restore -> first message across c's link"}[r.scenario]
         lines.append(f"  recovery {r.recovery_s:.2f} s ({how})")
     for w in _fault_words(r):
         lines.append(f"  {w}")
@@ -1052,7 +1332,8 @@ def write(run_dir: Path, results: list[Result], command: list[str]) -> None:
     md = ["# Reliability under faults", "", table(results), "",
           f"Rule: {RULE}.", "", "Scenarios:", ""]
     md += [f"- **{k}**: {v}" for k, v in DESCRIPTION.items()]
-    md += ["", f"failover-pair: {OPENWIRE_ONLY['failover-pair']}."]
+    md += ["", "failover-pair, each library's own failover (clients/contract.md):", ""]
+    md += [f"- {lang}: {how}" for lang, how in FAILOVER_HOW.items()]
     (run_dir / "chaos.md").write_text("\n".join(md) + "\n")
 
 
@@ -1065,6 +1346,10 @@ def main(args) -> int:
 
     from harness import results as res
 
+    if args.scenario == "soak":
+        from harness import soak
+
+        return soak.main(args)
     if args.scenario != "all" and args.scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {args.scenario!r} (have: {', '.join(SCENARIOS)}, "
                          "all)")

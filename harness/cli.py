@@ -391,14 +391,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("chaos", help="inject a fault into a persistent client-ack burst; "
                        "exit 1 if anything was lost")
     p.add_argument("scenario", choices=["broker-kill", "link-cut", "failover-pair",
-                                        "consumer-kill", "slow-consumer", "all"],
-                   help="the fault, or all (every scenario x every applicable language)")
+                                        "consumer-kill", "slow-consumer", "store-full",
+                                        "mesh-partition", "all", "soak"],
+                   help="the fault, or all (every scenario x every applicable language), or "
+                   "soak (all four languages for --duration with faults from a seeded "
+                   "schedule)")
     p.add_argument("--client", help="the client for producers and consumers (default stomp-py; "
                    f"failover-pair: openwire-jms). Known: {clients.help_text()}")
     p.add_argument("--count", type=_int(1), default=500, help="messages per burst")
     p.add_argument("--bursts", type=_int(4), default=12, help="bursts per producer")
     p.add_argument("--cut-seconds", type=_float(0.1), default=10.0,
-                   help="link-cut: how long the link stays down")
+                   help="link-cut, mesh-partition: how long the link stays down")
+    p.add_argument("--duration", help="soak: how long, e.g. 600, 90s, 10m (default 10m)")
+    p.add_argument("--seed", type=_int(1), help="soak: the fault schedule's seed (printed; "
+                   "the same seed, duration and --faults replay the same schedule)")
+    p.add_argument("--faults", type=_int(1), help="soak: how many faults (default one per "
+                   "2 minutes, at least 3)")
+    p.add_argument("--fraction", type=_float(0.01), default=0.25,
+                   help="soak: each producer's rate as a fraction of its language's "
+                   "calibrated rate (default 0.25)")
     p.set_defaults(func=cmd_chaos)
 
     p = sub.add_parser("pi", help="Leibniz Pi: competing workers over the broker vs actors "

@@ -11,7 +11,7 @@ import sys
 import pytest
 from conftest import ROOT, client_or_skip, need_broker_built
 
-from harness import chaos
+from harness import chaos, clients
 from harness.measure import ConsumerRecord
 
 SMALL = {"count": 300, "bursts": 6}
@@ -45,18 +45,21 @@ def test_reckon_body_errors_and_records_beyond_confirmed_are_not_foreign():
     assert t.unconfirmed == 1
 
 
-def test_all_runs_every_scenario_for_every_language_and_failover_pair_is_openwire_only():
+def test_all_runs_every_scenario_for_every_language_each_with_its_own_failover():
     pairs = chaos.matrix(None)
     assert {s for s, _ in pairs} == set(chaos.SCENARIOS)
     assert len(pairs) == len(chaos.SCENARIOS) * 4
-    with pytest.raises(chaos.Skip, match="OpenWire only") as e:
-        chaos.ChaosSpec("failover-pair", "stomp-py").validate()
-    assert e.value.status == "n/a"
+    for name in clients.LANGUAGE_CLIENTS:  # no scenario is N/A for a library any more
+        try:
+            chaos.ChaosSpec("failover-pair", name).validate()
+        except chaos.Skip as e:
+            assert e.status == "skipped", e  # (a toolchain missing here), never n/a
+    assert set(chaos.FAILOVER_HOW) == {clients.get(n).language for n in clients.LANGUAGE_CLIENTS}
 
 
 @pytest.mark.parametrize("args, needle", [
     (["nope"], "invalid choice"),
-    (["failover-pair", "--client", "python"], "OpenWire only"),
+    (["failover-pair", "--client", "python", "--count", "0"], "must be >= 1"),
     (["broker-kill", "--client", "cobol"], "unknown client"),
     (["broker-kill", "--bursts", "2"], "must be >= 4"),
 ])
@@ -122,12 +125,21 @@ def test_consumer_kill_via_the_command_redelivers_and_writes_the_table(tmp_path)
 
 
 @pytest.mark.integration
-def test_failover_pair_slave_takes_over_the_shared_store(tmp_path):
-    ch, r = run(tmp_path, "failover-pair", "openwire-jms")
+@pytest.mark.parametrize("client", list(clients.LANGUAGE_CLIENTS))
+def test_failover_pair_every_library_fails_over_by_itself_and_loses_nothing(client, tmp_path):
+    ch, r = run(tmp_path, "failover-pair", client)
     f = r.fault
     assert f["master_pid"] != f["slave_pid"]
     assert f["slave_waited_for_lock"]  # it really was a slave until the master died
-    assert 0 < f["failover_s"] <= r.recovery_s
+    killed = [c for c in ch.sup.children if c.pid == f["master_pid"]]
+    assert killed[0].returncode == -9
+    # the same processes went on: every client reconnected (no replacement ids, no exits)
+    assert {life.ident for life in ch.lives} == {"p1", "c1", "c2"}
+    assert all(life.exit_code == 0 for life in ch.lives)
+    assert set(f["reconnected_s"]) == {"p1", "c1", "c2"}, f["reconnected_s"]
+    assert all(0 < s < 60 for s in f["reconnected_s"].values())
+    assert r.recovery_s is not None and r.recovery_s > 0
+    assert f["beyond_documented_options"] == (clients.get(client).language != "java")
 
 
 @pytest.mark.integration
@@ -153,5 +165,40 @@ def test_link_cut_pauses_forwarding_and_loses_nothing(tmp_path):
     assert f["cut_s"] >= 5
     assert f["longest_gap_s"] >= 2.5  # deliveries really stopped while the link was down
     assert r.recovery_s is not None
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not [n for n in ch.net.names if n in listed.split()], "namespaces left behind"
+
+
+@pytest.mark.integration
+def test_store_full_holds_producers_back_and_the_burst_completes_after_draining(tmp_path):
+    ch, r = run(tmp_path, "store-full", "stomp-py")
+    f = r.fault
+    assert f["store_full_log_lines"] > 0  # the broker itself said its store was full
+    # the producer was held back at the limit: it had not finished when the store filled
+    assert f["bursts_confirmed_when_full"]["p1"] < ch.spec.bursts
+    assert f["producers_alive_when_full"] == ["p1"] and not f["producer_errors"]
+    assert f["longest_wait_for_a_confirmation_s"]["p1"] >= 3  # blocked, then went on
+    assert f["surfaced_as"].startswith("blocked")
+    assert ch.spec.total() * ch.spec.size > 2 * f["store_limit_mb"] << 20  # it could not fit
+
+
+@pytest.mark.integration
+@pytest.mark.root
+def test_mesh_partition_delivers_everything_and_strands_nothing(tmp_path):
+    from harness import netns
+
+    why = netns.available()
+    if why:
+        pytest.skip(why)
+    ch, r = run(tmp_path, "mesh-partition", "stomp-py", cut_s=5, count=500, bursts=8)
+    f = r.fault
+    assert f["cut_s"] >= 5
+    assert f["crossed_total"] > 0  # the mesh carried messages between c and a, b
+    assert f["crossed_during_cut"] == 0  # and the cut really separated c
+    left = f["brokers_after"]
+    assert set(left) == {"a", "b", "c"}
+    assert all(q["size"] == 0 and q["enqueued"] > 0 for q in left.values()), left
+    assert f["stranded"] == {}
+    assert set(r.tally.by_consumer) == {"c1", "c2", "c3"}  # consumers on all three brokers
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert not [n for n in ch.net.names if n in listed.split()], "namespaces left behind"

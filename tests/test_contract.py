@@ -121,6 +121,7 @@ BAD = [
     ["--url", "URL", "--destinations", "q", "--size", "zero"],
     ["--url", "URL", "--destinations", "q", "--id", "has space"],
     ["--url", "gopher://127.0.0.1:1", "--destinations", "q"],
+    ["--url", "URL", "--destinations", "q", "--failover", "gopher://127.0.0.1:2"],
 ]
 
 

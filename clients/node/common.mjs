@@ -93,6 +93,7 @@ const COMMON = {
   url: 'value', destinations: 'value', count: 'value', size: 'value', bursts: 'value',
   'tx-batch': 'value', id: 'value', records: 'value', gate: 'flag', user: 'value',
   password: 'value', ca: 'value', 'connect-timeout': 'value', version: 'flag', help: 'flag',
+  failover: 'value',
 };
 const ROLE = {
   producer: { persistent: 'flag', rate: 'value', nonce: 'value' },
@@ -129,6 +130,8 @@ ${role === 'producer'
   --ca FILE              PEM CA that signed the broker's certificate (wss://, stomp+ssl://);
                          default: Node's trust store. Certificates are always verified.
   --connect-timeout S    give up connecting after S seconds, exit 3 (default 10)
+  --failover LIST        more addresses in --url's scheme: stompjs reconnects by itself
+                         (reconnectDelay), beforeConnect picks the next address
   --version              print version JSON and exit
   --help                 print this and exit
 `;
@@ -215,6 +218,18 @@ export function parseArgs(role, argv) {
   }
   o.connectTimeout = raw['connect-timeout'] === undefined
     ? 10 : num('connect-timeout', raw['connect-timeout'], 0, 86400, true);
+  o.endpoints = [o.endpoint];
+  if (raw.failover !== undefined) {
+    for (const u of raw.failover.split(',')) {
+      const ep = parseUrl(u);
+      if (ep.kind !== o.endpoint.kind || ep.tls !== o.endpoint.tls) {
+        fail(2, `--failover addresses must use --url's scheme, got ${JSON.stringify(u)}`);
+      }
+      o.endpoints.push(ep);
+    }
+    if (o.txBatch > 0) fail(2, '--failover with --tx-batch is not supported by this client');
+  }
+  o.failover = o.endpoints.length > 1;
   if (role === 'producer') {
     o.persistent = !!raw.persistent;
     o.rate = raw.rate === undefined ? 0 : num('rate', raw.rate, 0, 1e9);
@@ -370,13 +385,16 @@ const CERT_ERROR = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_T
  * `conn.closing` was set.
  */
 export function connect(o, hooks = {}) {
-  const ep = o.endpoint;
+  let ep = o.endpoint;
+  let tries = 0; // --failover: connection attempts since the last CONNECTED (picks the address)
+  let giveUpTimer = null;
   const timeoutMs = Math.round(o.connectTimeout * 1000);
   const deadline = Date.now() + timeoutMs;
   const headers = {};
   if (o.user !== undefined) headers.login = o.user;
   if (o.password !== undefined) headers.passcode = o.password;
-  const conn = { closing: false, connected: false, kind: ep.kind, buffered: () => 0 };
+  const conn = { closing: false, connected: false, kind: ep.kind, buffered: () => 0,
+    everConnected: false, drops: 0, reconnects: 0 };
   let lastWhy = 'no answer';
   const giveUp = (why, refused = false) => fail(3, refused
     ? `cannot connect to ${ep.url}: broker refused: ${why}`
@@ -402,20 +420,33 @@ export function connect(o, hooks = {}) {
           return t.stompSocket;
         },
         connectHeaders: headers,
-        reconnectDelay: 0,
+        // --failover: stompjs reconnects by itself (also while first connecting)
+        reconnectDelay: o.failover ? 200 : 0,
+        beforeConnect: () => { ep = o.endpoints[tries++ % o.endpoints.length]; },
         heartbeatIncoming: 0,
         heartbeatOutgoing: 0,
         debug: () => {},
         onConnect: () => {
           conn.connected = true;
           conn.buffered = buffered;
+          tries = 0;
+          if (conn.everConnected) { // stompjs connected again after a drop (--failover)
+            clearTimeout(giveUpTimer);
+            conn.reconnects++;
+            emit({ event: 'reconnected', id: o.id, t_ns: nowNs(), n: conn.reconnects });
+            hooks.onReconnect?.();
+            return;
+          }
+          conn.everConnected = true;
           resolve({ client, conn });
         },
         onStompError: (frame) => {
           const msg = frame.headers.message || 'ERROR frame';
           const detail = frame.body ? frame.body.split('\n')[0].trim().slice(0, 200) : '';
           const why = detail && detail !== msg ? `${msg} (${detail})` : msg;
-          if (!conn.connected || hooks.preReady?.()) giveUp(why, true);
+          if (conn.everConnected && o.failover && /\bACK\b/i.test(msg)) { // an ack that raced the drop
+            process.stderr.write(`ignoring the broker's error after a reconnect: ${why}\n`);
+          } else if (!conn.connected || hooks.preReady?.()) giveUp(why, true);
           else if (!conn.closing) hooks.onFatal?.(`broker error: ${why}`);
         },
         onWebSocketError: (evt) => {
@@ -429,6 +460,16 @@ export function connect(o, hooks = {}) {
         },
         onWebSocketClose: (evt) => {
           if (conn.closing) return;
+          if (o.failover) { // stompjs tries again in reconnectDelay ms
+            if (conn.connected) {
+              conn.connected = false;
+              conn.drops++;
+              giveUpTimer = setTimeout(() => fail(1, `lost the connection to ${o.url} and could not `
+                + `reconnect within ${o.connectTimeout} s: ${lastWhy}`), timeoutMs);
+              hooks.onDrop?.();
+            }
+            return;
+          }
           if (!conn.connected) {
             if (evt && evt.code && evt.code !== 1000 && evt.code !== 1006 && lastWhy === 'no answer') {
               lastWhy = `closed (${evt.code})`;
@@ -450,7 +491,7 @@ export function connect(o, hooks = {}) {
 
 /** Resolves once `conn.buffered()` is at most `low` bytes (checked every millisecond). */
 export async function drained(conn, low) {
-  while (conn.buffered() > low && !conn.closing) await sleep(1);
+  while (conn.buffered() > low && !conn.closing && conn.connected) await sleep(1);
 }
 
 /** Disconnect cleanly (DISCONNECT + receipt), at most `ms`, then drop the socket. */

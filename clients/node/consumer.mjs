@@ -102,7 +102,7 @@ process.on('unhandledRejection', (e) => fail(1, `internal: ${e && e.stack || e}`
 for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => stop());
 if (o.gate) gate(() => {}, () => stop());
 
-({ client, conn } = await connect(o, { onFatal: (m) => fail(1, m), preReady: () => !ready }));
+({ client, conn } = await connect(o, { onFatal: (m) => fail(1, m), preReady: () => !ready, onReconnect }));
 if (o.txBatch > 0) beginTx();
 
 await new Promise((resolve) => {
@@ -111,11 +111,27 @@ await new Promise((resolve) => {
   o.destinations.forEach((d, di) => {
     const sub = { id: `sub-${di}`, held: null, n: 0 };
     subs.push(sub);
+    sub.handler = handler(di, sub);
     const headers = { id: sub.id, ack: stompAck, 'activemq.prefetchSize': String(o.prefetch) };
     if (di === o.destinations.length - 1) headers.receipt = receipt;
-    client.subscribe(`/queue/${d}`, handler(di, sub), headers);
+    client.subscribe(`/queue/${d}`, sub.handler, headers);
   });
 });
+
+/**
+ * --failover: stompjs connected again after a drop. What the dropped connection delivered and
+ * we had not acknowledged is the broker's to redeliver (an ack of it here would be an error);
+ * subscriptions are made again in onConnect, as stompjs's documentation says.
+ */
+function onReconnect() {
+  o.destinations.forEach((d, di) => {
+    const sub = subs[di];
+    sub.held = null;
+    sub.n = 0;
+    client.subscribe(`/queue/${d}`, sub.handler,
+      { id: sub.id, ack: stompAck, 'activemq.prefetchSize': String(o.prefetch) });
+  });
+}
 conn.cancelTimer();
 ready = true;
 if (!stopping) {

@@ -24,6 +24,7 @@ const ndigits = Math.min(6, o.size);
 let textBody = false;
 const tail = o.size > 6 ? 'x'.repeat(o.size - 6) : '';
 const sentNs = [];                  // bb_sent_ns (string) of every message sent, by seq
+const copies = [];                  // --failover: [seq, bb_sent_ns] of copies sent before
 let sent = 0;
 let stopping = false;               // stop after the current burst (stdin stop / EOF)
 let aborting = false;               // stop now (SIGTERM)
@@ -50,7 +51,7 @@ for (const sig of ['SIGTERM', 'SIGINT']) {
 }
 if (o.gate) gate(() => { goes++; poke(); }, () => { stopping = true; poke(); });
 
-({ client, conn } = await connect(o, { onFatal }));
+({ client, conn } = await connect(o, { onFatal, onDrop: poke }));
 conn.cancelTimer();
 textBody = conn.kind === 'ws';
 if (aborting) await finish();
@@ -71,7 +72,28 @@ await finish();
 
 // ---------------------------------------------------------------------------------------
 
+// With --failover a burst the dropped connection left unconfirmed goes again, whole, once
+// stompjs has connected again.
 async function burst(b) {
+  for (;;) {
+    const drops = conn.drops;
+    let done;
+    try {
+      done = await attemptBurst(b, drops);
+    } catch (e) {
+      if (!o.failover || conn.drops === drops && conn.connected) throw e;
+      done = false; // publish() on a connection that is gone
+    }
+    if (done || aborting) return;
+    while (!conn.connected && !aborting) await sleep(20);
+    process.stderr.write(`burst ${b} unconfirmed when the connection dropped: sending it again\n`);
+    for (let s = b * o.count; s < sentNs.length; s++) copies.push([s, sentNs[s]]);
+    sent -= sentNs.length - b * o.count;
+    sentNs.length = b * o.count;
+  }
+}
+
+async function attemptBurst(b, drops) {
   const count = o.count;
   const base = b * count;
   const bStr = String(b);
@@ -146,10 +168,12 @@ async function burst(b) {
     if (txId !== null) client.commit(txId); // what was sent is in the records: let it count
     return;
   }
-  while (!confirmed && !aborting) await Promise.race([receiptSeen, waitPoke()]);
+  while (!confirmed && !aborting && conn.drops === drops) await Promise.race([receiptSeen, waitPoke()]);
+  if (conn.drops !== drops) return false;
   if (confirmed) {
     emit({ event: 'burst', id: o.id, burst: b, sent: i, first_ns: firstNs, last_ns: lastNs });
   }
+  return true;
 }
 
 async function finish() {
@@ -160,9 +184,12 @@ async function finish() {
   if (o.records) {
     const count = o.count;
     const id = o.id;
-    writeRecords(o.records, '#producer\tseq\tburst\tsent_ns', sentNs.length,
-      (s) => `${id}\t${s}\t${Math.floor(s / count)}\t${sentNs[s]}\n`);
+    writeRecords(o.records, '#producer\tseq\tburst\tsent_ns', sentNs.length + copies.length,
+      (k) => {
+        const [s, t] = k < sentNs.length ? [k, sentNs[k]] : copies[k - sentNs.length];
+        return `${id}\t${s}\t${Math.floor(s / count)}\t${t}\n`;
+      });
   }
-  emit({ event: 'done', id: o.id, sent });
+  emit({ event: 'done', id: o.id, sent: sent + copies.length });
   process.exit(0);
 }

@@ -10,7 +10,8 @@ use Net::Stomp::Frame;
 use Exporter 'import';
 
 our @EXPORT = qw(now_ns emit fail parse_args read_options parse_url start connect_broker
-                 graceful_disconnect wait_receipt on_sigterm write_records tcp_nodelay);
+                 graceful_disconnect wait_receipt on_sigterm write_records tcp_nodelay
+                 reconnected);
 
 our $CLIENT  = 'net-stomp';
 our $MAX_SIZE = 67108864;
@@ -43,7 +44,7 @@ sub fail {
 my %COMMON = (
     url => 1, destinations => 1, count => 1, size => 1, bursts => 1, 'tx-batch' => 1,
     id => 1, records => 1, gate => 0, user => 1, password => 1, 'connect-timeout' => 1,
-    ca => 1,
+    ca => 1, failover => 1,
 );
 my %ROLE = (
     producer => { persistent => 0, rate => 1, nonce => 1 },
@@ -74,6 +75,7 @@ $specific  --size BYTES             body size, 1..$MAX_SIZE [6]
   --user U --password P    broker credentials
   --ca FILE                PEM CA that signed the broker's TLS certificate (stomp+ssl://)
   --connect-timeout S      seconds [10]
+  --failover LIST          more stomp://HOST:PORT addresses: Net::Stomp's own failover (hosts)
   --version                print versions as JSON
   --help                   this text
 EOT
@@ -125,16 +127,32 @@ sub read_options {
     }
 }
 
-# --url stomp[+ssl]://HOST:PORT into ssl, host, port (exit 2 otherwise).
+# stomp[+ssl]://HOST:PORT into (ssl, host, port) (exit 2 naming the option otherwise).
+sub _split_url {
+    my ($url, $opt) = @_;
+    if ($url =~ m{^(stomp|stomp\+ssl)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})/?\z}
+        && $3 >= 1 && $3 <= 65535) {
+        my ($ssl, $host, $port) = ($1 eq 'stomp+ssl' ? 1 : 0, $2, 0 + $3);
+        $host =~ s/^\[(.*)\]\z/$1/;
+        return ($ssl, $host, $port);
+    }
+    fail(2, "$opt must be stomp://HOST:PORT or stomp+ssl://HOST:PORT: '$url'");
+}
+
+# --url into ssl, host, port; --failover into the list of Net::Stomp `hosts` (--url first).
 sub parse_url {
     my ($o) = @_;
-    if ($o->{url} =~ m{^(stomp|stomp\+ssl)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})/?\z}
-        && $3 >= 1 && $3 <= 65535) {
-        ($o->{ssl}, $o->{host}, $o->{port}) = ($1 eq 'stomp+ssl' ? 1 : 0, $2, 0 + $3);
-        $o->{host} =~ s/^\[(.*)\]\z/$1/;
-    } else {
-        fail(2, "--url must be stomp://HOST:PORT or stomp+ssl://HOST:PORT: '$o->{url}'");
+    @$o{qw(ssl host port)} = _split_url($o->{url}, '--url');
+    return unless defined $o->{failover};
+    my @hosts = ({ hostname => $o->{host}, port => $o->{port}, ssl => $o->{ssl} });
+    for my $u (split /,/, $o->{failover}, -1) {
+        my ($ssl, $host, $port) = _split_url($u, '--failover');
+        fail(2, "--failover addresses must use --url's scheme: '$u'") if $ssl != $o->{ssl};
+        push @hosts, { hostname => $host, port => $port, ssl => $ssl };
     }
+    $o->{hosts} = \@hosts;
+    fail(2, "--failover with --tx-batch is not supported by this client")
+      if $o->{'tx-batch'};
 }
 
 sub parse_args {
@@ -257,6 +275,7 @@ sub connect_broker {
                 hostname => $o->{host}, port => $o->{port}, timeout => $left,
                 initial_reconnect_attempts => 1, reconnect_attempts => 1, connect_delay => 0,
                 ($o->{ssl} ? (ssl => 1, ssl_options => _ssl_options($o)) : ()),
+                ($o->{hosts} ? _failover_options($o) : ()),
             });
         };
         last if $stomp;
@@ -283,6 +302,18 @@ sub connect_broker {
     return $stomp;
 }
 
+# --failover: Net::Stomp's documented failover. `hosts` in order; after a drop the library
+# reconnects inside its next send_frame/receive_frame, trying each host with connect_delay
+# (whole seconds) between tries, for `reconnect_attempts` rounds: about --connect-timeout s.
+# It sends CONNECT again and re-subscribes by itself.
+sub _failover_options {
+    my ($o) = @_;
+    my @hosts = map { { %$_, ($_->{ssl} ? (ssl_options => _ssl_options({ %$o, host => $_->{hostname} })) : ()) } }
+      @{ $o->{hosts} };
+    my $rounds = int($o->{'connect-timeout'} / @hosts + 0.999);
+    return (hosts => \@hosts, connect_delay => 1, reconnect_attempts => ($rounds < 1 ? 1 : $rounds));
+}
+
 sub _ssl_options {
     my ($o) = @_;
     # Always verify, the peer's certificate and its name: against --ca when given, else
@@ -304,8 +335,11 @@ sub tcp_nodelay {
     return (tcp_nodelay => (unpack('i', $v) ? \1 : \0), tcp_nodelay_how => 'getsockopt');
 }
 
-# Wait for the RECEIPT with this id; returns 1, or 0 on timeout / stop. Dies on ERROR or loss.
-# $on_message (optional) gets any MESSAGE frame that arrives meanwhile.
+# Wait for the RECEIPT with this id; returns 1, or 0 on timeout / stop. Dies on ERROR or loss;
+# with --failover ($FAILOVER) a lost connection returns -1 instead (the library reconnects on
+# the next call). $on_message (optional) gets any MESSAGE frame that arrives meanwhile.
+our $FAILOVER = 0;
+
 sub wait_receipt {
     my ($stomp, $rid, $timeout, $on_message, $stopref, $idle) = @_;
     my $deadline = defined $timeout ? Time::HiRes::time() + $timeout : undef;
@@ -318,7 +352,10 @@ sub wait_receipt {
         }
         my $f = $stomp->receive_frame({ timeout => $wait });
         if (!$f) {
-            die "connection to the broker lost\n" unless defined fileno($stomp->socket);
+            unless (defined fileno($stomp->socket)) {
+                return -1 if $FAILOVER;
+                die "connection to the broker lost\n";
+            }
             return 0 if $stopref && $$stopref;
             $idle->() if $idle;
             next;
@@ -332,6 +369,19 @@ sub wait_receipt {
             $on_message->($f) if $on_message;
         }
     }
+}
+
+# --failover: a `reconnected` line when the library's session changed since $$seen (the
+# CONNECTED frame's session id, which Net::Stomp keeps in session_id); returns 1 then.
+my $reconnects = 0;
+
+sub reconnected {
+    my ($stomp, $id, $seen) = @_;
+    my $now = $stomp->session_id // '';
+    return 0 if $now eq ($$seen // '');
+    $$seen = $now;
+    emit('reconnected', id => $id, t_ns => now_ns(), n => ++$reconnects);
+    return 1;
 }
 
 # DISCONNECT with a receipt (Net::Stomp's own disconnect has none), so that everything sent
@@ -355,6 +405,7 @@ sub graceful_disconnect {
 # is an error return instead of a signal, stdout unbuffered; then connect.
 sub start {
     my ($o, $stopref) = @_;
+    $FAILOVER = $o->{hosts} ? 1 : 0;
     on_sigterm($stopref);
     $SIG{PIPE} = 'IGNORE';
     $| = 1;

@@ -13,7 +13,7 @@ my $id = $o->{id};
 
 my $stop = 0;
 my $stomp = start($o, \$stop);
-my $sock  = $stomp->socket;
+my $session = $stomp->session_id;    # --failover: a change means Net::Stomp reconnected
 
 my $ack   = $o->{ack};
 my $txn   = $o->{'tx-batch'};
@@ -48,8 +48,20 @@ sub begin_tx {
     $tx_open = 1;
 }
 
+# --failover: what was not acknowledged on a dropped connection is the broker's to redeliver;
+# acknowledging it on the new one would be an error. Forget it.
+sub forget_unacked {
+    %pending = ();
+    $unacked = 0;
+}
+
 sub flush_acks {
     return unless $unacked;
+    if ($Common::FAILOVER && !($stomp->socket && defined fileno($stomp->socket)
+                               && $stomp->socket->connected)) {
+        forget_unacked();
+        return;
+    }
     begin_tx() if $txn && !$tx_open;
     for my $f (values %pending) {
         $stomp->ack({ frame => $f, ($txn ? (transaction => "bb-$id-tx-$tx_seq") : ()) });
@@ -98,6 +110,11 @@ sub on_message {
 sub other_frame {
     my ($f) = @_;
     if ($f->command eq 'ERROR') {
+        my $m = $f->headers->{message} // '';
+        if ($Common::FAILOVER && $m =~ /\bACK\b/i) {    # an ack that raced the drop
+            print STDERR "ignoring the broker's error after a reconnect: $m\n";
+            return;
+        }
         die 'broker error: ' . ($f->headers->{message} // '') . ' ' . ($f->body // '') . "\n";
     }
     # RECEIPTs and anything else: nothing to do
@@ -168,13 +185,17 @@ my $rc = eval {
     # every 50 ms (on the receive timestamps), never per message.
     my $wait = { timeout => $stdin ? 0.05 : 0.2 };
     while (!$stop) {
-        my $f = $stomp->receive_frame($wait);
+        my $f = $stomp->receive_frame($wait);    # (with --failover: reconnects when needed)
+        forget_unacked() if $Common::FAILOVER && reconnected($stomp, $id, \$session);
         if ($f) {
             if ($f->command eq 'MESSAGE') { on_message($f) } else { other_frame($f) }
             housekeeping($now) if $now >= $next_check;
             next;
         }
-        die "connection to the broker lost\n" unless defined fileno($sock);
+        unless (defined fileno($stomp->socket)) {
+            die "connection to the broker lost\n" unless $Common::FAILOVER;
+            forget_unacked();
+        }
         housekeeping(Common::now_ns());
     }
 

@@ -48,8 +48,19 @@ sub print_burst {
     emit('burst', id => $id, burst => $b, sent => $n, first_ns => $first, last_ns => $last);
 }
 
-# Send burst $b; returns when its last message is confirmed (or on SIGTERM).
+# --failover: the session the last burst was confirmed on (a change = Net::Stomp reconnected)
+my $session = $stomp->session_id;
+
+# Send burst $b; returns when its last message is confirmed (or on SIGTERM). With --failover,
+# a burst whose confirmation the dropped connection took is sent again, whole.
 sub run_burst {
+    my ($b) = @_;
+    while (send_burst($b) eq 'again') {
+        print STDERR "burst $b unconfirmed when the connection dropped: sending it again\n";
+    }
+}
+
+sub send_burst {
     my ($b) = @_;
     my ($first, $last) = (0, 0);
     my $base = $b * $count;
@@ -113,13 +124,21 @@ sub run_burst {
         }
         tick($now) if $now >= $next_tick;
     }
-    return unless $n;
+    return '' unless $n;
     $unconfirmed = [$b, $n, $first, $last];
-    return unless $confirm;    # stopped mid-burst: the disconnect receipt confirms it
-    if (wait_receipt($stomp, $rid, undef, undef, \$stop, sub { tick(Common::now_ns()) })) {
+    return '' unless $confirm;    # stopped mid-burst: the disconnect receipt confirms it
+    my $got = wait_receipt($stomp, $rid, undef, undef, \$stop, sub { tick(Common::now_ns()) });
+    if ($Common::FAILOVER) {
+        # a receive on a closed connection is what makes Net::Stomp reconnect (it dies if it
+        # cannot within its reconnect_attempts)
+        $stomp->receive_frame({ timeout => 0 }) if $got == -1;
+        return 'again' if reconnected($stomp, $id, \$session) || $got == -1;
+    }
+    if ($got) {
         print_burst($unconfirmed);
         $unconfirmed = undef;
     }
+    return '';
 }
 
 my $rc = eval {

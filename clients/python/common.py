@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import re
 import signal
 import socket
@@ -90,6 +91,8 @@ def parser(role: str) -> ArgumentParser:
     p.add_argument("--password")
     p.add_argument("--ca", help="PEM CA file to verify the broker's TLS certificate")
     p.add_argument("--connect-timeout", type=float, default=10.0)
+    p.add_argument("--failover", help="more stomp://HOST:PORT addresses: stomp.py's host list, "
+                   "reconnecting after a drop")
     p.add_argument("--version", action=VersionAction, help="print versions as JSON")
     if role == "producer":
         p.add_argument("--persistent", action="store_true")
@@ -126,6 +129,15 @@ def parse(role: str, argv=None) -> argparse.Namespace:
     if u.scheme not in ("stomp", "stomp+ssl", "tcp") or not u.hostname or not u.port:
         p.error(f"--url must be stomp://HOST:PORT or stomp+ssl://HOST:PORT: {args.url!r}")
     args.host, args.port, args.ssl = u.hostname, u.port, u.scheme == "stomp+ssl"
+    args.hosts = [(args.host, args.port)]
+    if args.failover is not None:
+        for url in args.failover.split(","):
+            f = urlsplit(url)
+            if f.scheme != u.scheme or not f.hostname or not f.port:
+                p.error(f"--failover addresses must be {u.scheme}://HOST:PORT: {url!r}")
+            args.hosts.append((f.hostname, f.port))
+        if args.tx_batch:
+            p.error("--failover with --tx-batch is not supported by this client")
     return args
 
 
@@ -137,15 +149,21 @@ def connect(args, listener: Listener | None = None):
     its ``timeout`` (which stomp.py leaves on the socket), heart-beats off, no reconnects.
     Returns the connection and the listener."""
     listener = listener or Listener()
+    # --failover: stomp.py's host list, tried in order, a pause of 0.1 s growing to 1 s
+    # between rounds, about --connect-timeout s in all (each failed host counts one attempt)
+    again = {"reconnect_attempts_max": 1} if args.failover is None else {
+        "reconnect_sleep_initial": 0.1, "reconnect_sleep_increase": 0.5,
+        "reconnect_sleep_max": 1.0, "reconnect_sleep_jitter": 0.0,
+        "reconnect_attempts_max": max(1, int(args.connect_timeout) * len(args.hosts))}
     conn = stomp.Connection11(
-        [(args.host, args.port)],
-        reconnect_attempts_max=1,
+        args.hosts,
         timeout=args.connect_timeout,
         auto_decode=False,
         heartbeats=(0, 0),
+        **again,
     )
     if args.ssl:
-        conn.set_ssl(for_hosts=[(args.host, args.port)], ca_certs=args.ca)
+        conn.set_ssl(for_hosts=args.hosts, ca_certs=args.ca)
     conn.set_listener("bench", listener)
     deadline = time.monotonic() + args.connect_timeout
     try:
@@ -173,6 +191,13 @@ class Listener(stomp.ConnectionListener):
         self.cond = threading.Condition()
         self.seen = set()
         self.error = ""
+        self.connections = 0  # CONNECTED frames so far (a change: stomp.py connected again)
+        self.reconnector = None  # --failover: a Reconnector
+
+    def on_connected(self, frame):
+        with self.cond:
+            self.connections += 1
+            self.cond.notify_all()
 
     def on_receipt(self, frame):
         with self.cond:
@@ -181,6 +206,22 @@ class Listener(stomp.ConnectionListener):
 
     def on_error(self, frame):
         self.error = frame.headers.get("message", "") or frame.body.decode(errors="replace")
+
+    def on_disconnected(self):
+        if self.reconnector is not None:
+            self.reconnector.on_disconnected()
+
+    def wait_connected(self, after: int, timeout: float) -> bool:
+        """Until a CONNECTED frame beyond the ``after``-th came; False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while self.connections <= after:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.cond.wait(min(left, 0.5))
+            return True
+
 
     def wait(self, receipt: str, timeout: float, connected) -> bool:
         """Wait for the broker's RECEIPT for ``receipt``; False on timeout or disconnect."""
@@ -193,6 +234,62 @@ class Listener(stomp.ConnectionListener):
                 self.cond.wait(min(left, 0.5))
             self.seen.discard(receipt)
             return True
+
+
+class Reconnector(threading.Thread):
+    """--failover: stomp.py's documented way back after a drop. ``on_disconnected`` wakes
+    this thread, which calls ``connect()`` again (stomp.py tries the host list with its
+    reconnect options), then ``then()`` (a consumer subscribes again) and prints
+    ``reconnected``. If stomp.py gives up, ``gave_up`` says why and the main thread gets a
+    SIGTERM (it stops as on SIGTERM, then exits 1 with that line)."""
+
+    def __init__(self, conn, args, listener: Listener, then=None):
+        super().__init__(daemon=True, name="reconnector")
+        self.conn, self.args, self.listener, self.then = conn, args, listener, then
+        self.wake = threading.Event()
+        self.stopping = False
+        self.gave_up = ""
+        self.n = 0
+        listener.reconnector = self
+
+    def on_disconnected(self):
+        if not self.stopping:
+            self.wake.set()
+
+    def run(self):
+        while True:
+            self.wake.wait()
+            self.wake.clear()
+            if self.stopping:
+                return
+            if self.conn.is_connected():  # (a failed attempt's own disconnect notice)
+                continue
+            if not self.connect_again():
+                return
+            if self.then is not None:
+                self.then()
+            self.n += 1
+            emit("reconnected", id=self.args.id, t_ns=now_ns(), n=self.n)
+
+    def connect_again(self) -> bool:
+        """stomp.py's connect() until it succeeds or --connect-timeout has passed (a broker
+        that takes over may accept a connection and drop it while it starts)."""
+        deadline = time.monotonic() + self.args.connect_timeout
+        while True:
+            try:
+                self.conn.connect(self.args.user, self.args.password, wait=True)
+                return True
+            except Exception as e:  # noqa: BLE001 - stomp.py raises several kinds
+                if self.stopping:
+                    return False
+                if time.monotonic() < deadline:
+                    time.sleep(0.2)
+                    continue
+                self.gave_up = (f"lost the connection to {self.args.url} and could not reconnect "
+                                f"within about {self.args.connect_timeout:g} s: "
+                                f"{type(e).__name__}")
+                os.kill(os.getpid(), signal.SIGTERM)
+                return False
 
 
 _out_lock = threading.Lock()

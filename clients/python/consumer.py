@@ -11,6 +11,7 @@ import zlib
 import stomp
 from common import (
     Listener,
+    Reconnector,
     Stop,
     Ticker,
     connect,
@@ -64,8 +65,23 @@ class Collector(Listener):
             self.conn.ack(self.last["message-id"], self.last["subscription"])
             self.unacked = 0
 
+    def on_connected(self, frame):
+        # --failover: what the dropped connection delivered and we had not acknowledged is
+        # the broker's to redeliver; an ack of it on this connection would be an error
+        self.unacked, self.last = 0, None
+        super().on_connected(frame)
+
+    def on_error(self, frame):
+        super().on_error(frame)
+        if self.reconnector is not None and "ACK" in self.error.upper():
+            sys.stderr.write(f"ignoring the broker's error after a reconnect: {self.error}\n")
+            self.error = ""
+
     def on_disconnected(self):
-        self.finished.set()
+        if self.reconnector is None:
+            self.finished.set()
+        else:
+            super().on_disconnected()
 
 
 def _field(value: str) -> str:
@@ -81,14 +97,22 @@ def main(argv=None) -> int:
     conn, _ = connect(args, collector)
     collector.conn = conn
     ack = {"auto": "auto", "client": "client", "client-individual": "client-individual"}[args.ack]
-    for i, d in enumerate(args.destinations):
-        conn.subscribe(
-            "/queue/" + d,
-            id=str(i),
-            ack=ack,
-            headers={"activemq.prefetchSize": str(args.prefetch)},
-            receipt=f"sub-{i}" if i == len(args.destinations) - 1 else None,
-        )
+
+    def subscribe():
+        for i, d in enumerate(args.destinations):
+            conn.subscribe(
+                "/queue/" + d,
+                id=str(i),
+                ack=ack,
+                headers={"activemq.prefetchSize": str(args.prefetch)},
+                receipt=f"sub-{i}" if i == len(args.destinations) - 1 else None,
+            )
+
+    subscribe()
+    failover = None
+    if args.failover is not None:  # stomp.py connects again; we subscribe again
+        failover = Reconnector(conn, args, collector, then=subscribe)
+        failover.start()
     if not collector.wait(
         f"sub-{len(args.destinations) - 1}", args.connect_timeout, conn.is_connected
     ):
@@ -110,6 +134,8 @@ def main(argv=None) -> int:
         pass
     finally:
         ticker.stopped.set()
+        if failover is not None:
+            failover.stopping = True
     lost_connection = not conn.is_connected()
     if not lost_connection:
         collector.ack_rest()
@@ -142,6 +168,8 @@ def main(argv=None) -> int:
             f.write("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest"
                     "\tnonce\tcrc32_header\tcrc32_body\n")
             f.writelines(lines)
+    if failover is not None and failover.gave_up:
+        fail(1, failover.gave_up)
     emit("done", id=args.id, received=len(lines), foreign=foreign, redelivered=redelivered)
     if lost_connection and expect and collector.n < expect:
         sys.stderr.write(f"error: lost the connection to {args.url}\n")

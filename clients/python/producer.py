@@ -10,6 +10,7 @@ import zlib
 
 import stomp
 from common import (
+    Reconnector,
     Stop,
     Ticker,
     connect,
@@ -27,6 +28,10 @@ def main(argv=None) -> int:
     args = parse("producer", argv)
     signal.signal(signal.SIGTERM, on_sigterm)
     conn, receipts = connect(args)
+    failover = None
+    if args.failover is not None:
+        failover = Reconnector(conn, args, receipts)
+        failover.start()
     emit("ready", id=args.id, role="producer", **tcp_nodelay(conn))
 
     pid, count, size = args.id, args.count, args.size
@@ -37,14 +42,39 @@ def main(argv=None) -> int:
     if args.persistent:
         base["persistent"] = "true"
     times: list[int] = []  # bb_sent_ns of each message, seq order across bursts
+    copies: list[tuple[int, int]] = []  # --failover: (seq, bb_sent_ns) of copies sent before
     ticker = Ticker(pid, "sent", times.__len__)
     ticker.start()
 
-    def confirm(receipt: str) -> None:
-        if not receipts.wait(receipt, 120.0, conn.is_connected):
+    def confirm(receipt: str, gen: int) -> bool:
+        """The broker's receipt on the connection the burst started on; with --failover
+        False when that connection dropped (without, exit 1)."""
+        if receipts.wait(receipt, 120.0,
+                         lambda: conn.is_connected() and receipts.connections == gen):
+            return receipts.connections == gen
+        if failover is None:
             fail(1, f"no receipt {receipt} from {args.url} (connection lost or broker stalled)")
+        return False
 
     def send_burst(b: int) -> None:
+        """With --failover a burst the dropped connection left unconfirmed goes again, whole,
+        once stomp.py has connected again."""
+        while True:
+            gen = receipts.connections
+            try:
+                if attempt_burst(b, gen):
+                    return
+            except (stomp.exception.NotConnectedException, OSError):
+                if failover is None:
+                    raise
+            if not receipts.wait_connected(gen, 2 * args.connect_timeout + 5):
+                fail(1, f"no reconnection to {args.url} (connection lost)")
+            sys.stderr.write(f"burst {b} unconfirmed when the connection dropped: sending it "
+                             "again\n")
+            copies.extend(enumerate(times[b * count:], b * count))
+            del times[b * count:]
+
+    def attempt_burst(b: int, gen: int) -> bool:
         first_seq = b * count
         tx = None
         start = now_ns()
@@ -78,11 +108,12 @@ def main(argv=None) -> int:
             if tx is not None and ((i + 1) % args.tx_batch == 0 or i == count - 1):
                 receipt = f"{pid}-{b}-tx{i}"
                 conn.commit(tx, headers={"receipt": receipt})
-                confirm(receipt)
+                confirm(receipt, gen)
                 tx = None
-        if not args.tx_batch:
-            confirm(f"{pid}-{b}")
+        if not args.tx_batch and not confirm(f"{pid}-{b}", gen):
+            return False
         emit("burst", id=pid, burst=b, sent=count, first_ns=first_t, last_ns=t)
+        return True
 
     def commands():
         if not args.gate:
@@ -103,6 +134,8 @@ def main(argv=None) -> int:
         pass
     finally:
         ticker.stopped.set()
+        if failover is not None:
+            failover.stopping = True
     try:
         conn.disconnect(receipt=f"{pid}-bye")
     except stomp.exception.StompException:
@@ -111,7 +144,10 @@ def main(argv=None) -> int:
         with open(args.records, "w") as f:
             f.write("#producer\tseq\tburst\tsent_ns\n")
             f.writelines(f"{pid}\t{s}\t{s // count}\t{t}\n" for s, t in enumerate(times))
-    emit("done", id=pid, sent=len(times))
+            f.writelines(f"{pid}\t{s}\t{s // count}\t{t}\n" for s, t in copies)
+    if failover is not None and failover.gave_up:
+        fail(1, failover.gave_up)
+    emit("done", id=pid, sent=len(times) + len(copies))
     return 0
 
 

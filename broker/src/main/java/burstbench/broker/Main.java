@@ -230,7 +230,26 @@ public final class Main {
         first = false;
       }
     }
-    return out.append("]}").toString();
+    out.append("]");
+    // the broker's own resources, for charts over time (a leak shows as a slope): system
+    // usage as ActiveMQ accounts it, the JVM's heap, and open file descriptors
+    var su = broker.getSystemUsage();
+    Runtime rt = Runtime.getRuntime();
+    out.append(",\"usage\":{\"store_pct\":").append(su.getStoreUsage().getPercentUsage())
+        .append(",\"store_bytes\":").append(su.getStoreUsage().getUsage())
+        .append(",\"store_limit\":").append(su.getStoreUsage().getLimit())
+        .append(",\"memory_pct\":").append(su.getMemoryUsage().getPercentUsage())
+        .append(",\"temp_pct\":").append(su.getTempUsage().getPercentUsage())
+        .append("},\"heap_used\":").append(rt.totalMemory() - rt.freeMemory())
+        .append(",\"heap_max\":").append(rt.maxMemory())
+        .append(",\"open_files\":").append(openFiles());
+    return out.append("}").toString();
+  }
+
+  /** Open file descriptors of this process (Linux /proc), -1 where that cannot be read. */
+  private static long openFiles() {
+    String[] fds = new java.io.File("/proc/self/fd").list();
+    return fds == null ? -1 : fds.length;
   }
 
   private static long epochNanos() {

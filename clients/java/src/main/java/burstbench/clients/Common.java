@@ -99,7 +99,7 @@ public final class Common {
         {"bursts", "pc", "v"}, {"persistent", "p", ""}, {"async-send", "p", ""}, {"ack", "c", "v"},
         {"prefetch", "c", "v"}, {"rate", "p", "v"}, {"tx-batch", "pc", "v"}, {"id", "pc", "v"}, {"nonce", "p", "v"},
         {"records", "pc", "v"}, {"gate", "pc", ""}, {"user", "pc", "v"}, {"password", "pc", "v"}, {"ca", "pc", "v"},
-        {"connect-timeout", "pc", "v"}, {"version", "pc", ""}, {"help", "pc", ""},
+        {"connect-timeout", "pc", "v"}, {"failover", "pc", "v"}, {"version", "pc", ""}, {"help", "pc", ""},
     };
 
     /** Parses and validates; prints help/version or "error: ..." and exits (0 / 2) itself. */
@@ -113,7 +113,7 @@ public final class Common {
         Opts o = new Opts();
         o.role = role;
         o.id = role.equals("producer") ? "p1" : "c1";
-        String destinations = null;
+        String destinations = null, failover = null;
         char r = role.charAt(0);
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -164,12 +164,14 @@ public final class Common {
                     if (!java.nio.file.Files.isReadable(java.nio.file.Path.of(value))) usage("--ca: cannot read " + value);
                     o.ca = value; break;
                 case "connect-timeout": o.connectTimeout = doubleIn(name, value, 0, 86400, false); break;
+                case "failover": failover = value; break;
                 default: o.flags.add(name);   // one of the program's own flags
             }
         }
         if (o.url == null) usage("--url is required");
         if (destinations == null) usage("--destinations is required");
         checkUrl(o.url);
+        if (failover != null) o.url = failoverUrl(o.url, failover);
         List<String> ds = new ArrayList<>();
         for (String d : destinations.split(",", -1)) {
             d = d.trim();
@@ -181,6 +183,24 @@ public final class Common {
         o.destinations = ds.toArray(new String[0]);
         if (o.password != null && o.user == null) usage("--password needs --user");
         return o;
+    }
+
+    /**
+     * --failover: activemq-client's own failover transport over --url then the list, in that
+     * order, retrying every 0.1 s growing to 1 s (its documented options); {@link #connectUrl}
+     * adds {@code timeout} from --connect-timeout.
+     */
+    static String failoverUrl(String url, String list) {
+        if (url.toLowerCase(Locale.ROOT).startsWith("failover:"))
+            usage("--failover with a failover: --url: give the plain addresses (got '" + url + "')");
+        StringBuilder all = new StringBuilder(url);
+        for (String u : list.split(",", -1)) {
+            checkUrl(u);
+            if (u.toLowerCase(Locale.ROOT).startsWith("failover:") || !u.regionMatches(true, 0, url, 0, url.indexOf(':')))
+                usage("--failover addresses must use --url's scheme (got '" + u + "')");
+            all.append(',').append(u);
+        }
+        return "failover:(" + all + ")?randomize=false&initialReconnectDelay=100&maxReconnectDelay=1000";
     }
 
     private static void checkUrl(String url) {
@@ -280,6 +300,7 @@ public final class Common {
          .append("  --user U, --password P broker credentials\n")
          .append("  --ca FILE              PEM CA that signed the broker's TLS certificate (ssl:// URLs)\n")
          .append("  --connect-timeout S    give up connecting after S seconds, exit 3 (default 10)\n")
+         .append("  --failover LIST        more addresses in --url's scheme: failover:(URL,LIST)?randomize=false&...\n")
          .append("  --version              print a JSON line naming client, library and runtime\n")
          .append("  --help                 this text\n\n")
          .append("stdout carries JSON lines only (ready, tick, ").append(p ? "burst, " : "").append("done); logs go to stderr\n")
@@ -424,7 +445,26 @@ public final class Common {
         if (o.password != null) f.setPassword(o.password);
         f.setConnectResponseTimeout((int) Math.min(Integer.MAX_VALUE, o.connectTimeoutMs()));
         f.setCloseTimeout(5000);
+        if (o.failover()) f.setTransportListener(new Reconnects(o.id));
         return f;
+    }
+
+    /** The contract's {@code reconnected} line when the failover transport resumes after an interruption. */
+    static final class Reconnects implements org.apache.activemq.transport.TransportListener {
+        private final String id;
+        private boolean interrupted;
+        private int n;
+
+        Reconnects(String id) { this.id = id; }
+
+        @Override public void onCommand(Object command) { }
+        @Override public void onException(java.io.IOException error) { }
+        @Override public synchronized void transportInterupted() { interrupted = true; }
+        @Override public synchronized void transportResumed() {
+            if (!interrupted) return;   // the first connection
+            interrupted = false;
+            emit("reconnected", id, "\"t_ns\":" + nowNs() + ",\"n\":" + ++n);
+        }
     }
 
     private static javax.net.ssl.TrustManager[] trustManagers(String pem) throws Exception {

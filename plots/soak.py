@@ -1,0 +1,81 @@
+"""The soak's chart: each broker's heap, open files and store over time, faults marked.
+
+Reads only ``soak.json`` (harness/soak.py writes it); a leak shows as a slope that the
+restarts (broker-kill) do not explain.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter
+
+FAULT_COLORS = {"broker-kill": "#c0392b", "link-cut": "#8e44ad", "consumer-kill": "#d68910",
+                "producer-kill": "#2471a3"}
+MIB = 1 << 20
+
+
+def series(doc: dict) -> dict[str, dict[str, list[tuple[float, float]]]]:
+    """broker -> metric -> [(seconds since the first sample, value)], from the stats lines."""
+    stats = [s for s in doc["result"]["fault"].get("stats", []) if "error" not in s]
+    if not stats:
+        return {}
+    t0 = min(s["t_ns"] for s in stats)
+    out: dict[str, dict[str, list]] = {}
+    for s in stats:
+        m = out.setdefault(s["broker"], {"heap MiB": [], "open files": [], "store MiB": []})
+        t = (s["t_ns"] - t0) / 1e9
+        if "heap_used" in s:
+            m["heap MiB"].append((t, s["heap_used"] / MIB))
+        if "open_files" in s:
+            m["open files"].append((t, s["open_files"]))
+        if "usage" in s:
+            m["store MiB"].append((t, s["usage"]["store_bytes"] / MIB))
+    return out
+
+
+def draw(json_path: Path, png_path: Path) -> Path:
+    doc = json.loads(Path(json_path).read_text())
+    data = series(doc)
+    if not data:
+        raise ValueError("no broker stats in the run")
+    stats = doc["result"]["fault"]["stats"]
+    t0 = min(s["t_ns"] for s in stats if "error" not in s)
+    metrics = ["heap MiB", "open files", "store MiB"]
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(9, 7.5), sharex=True)
+    styles = ["-", "--", ":"]
+    for ax, metric in zip(axes, metrics, strict=True):
+        for i, (broker, m) in enumerate(sorted(data.items())):
+            pts = m[metric]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], styles[i % 3], marker=".",
+                        markersize=3, color="#333333", label=broker)
+        ax.set_ylabel(metric)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
+        ax.grid(alpha=0.3)
+        seen = set()
+        for f in doc["result"]["fault"].get("faults", []):
+            if not f.get("t_ns"):
+                continue
+            x = (f["t_ns"] - t0) / 1e9
+            label = f["kind"] if f["kind"] not in seen else None
+            seen.add(f["kind"])
+            ax.axvline(x, color=FAULT_COLORS.get(f["kind"], "#777777"), linewidth=1.2,
+                       alpha=0.8, label=label)
+    axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    axes[-1].set_xlabel("seconds since the first sample")
+    spec = doc.get("spec", {})
+    t = doc["result"].get("tally") or {}
+    fig.suptitle(f"Soak: brokers' heap, open files and store over time (seed {spec.get('seed')}, "
+                 f"{spec.get('duration_s', 0):,.0f} s, {len(doc['result']['fault'].get('faults', []))}"
+                 f" faults; lost {t.get('lost', '-')}, duplicates {t.get('duplicates', '-')})",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0, 0.86, 0.96))
+    fig.savefig(png_path, dpi=110)
+    plt.close(fig)
+    return Path(png_path)
