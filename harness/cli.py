@@ -46,6 +46,27 @@ def _float(minimum: float):
     return parse
 
 
+def _rate(text: str) -> float:
+    from harness.sustained import parse_rate
+
+    try:
+        return parse_rate(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a rate (msg/s >= 0, or max): {text!r}") from None
+
+
+def _seconds(text: str) -> float:
+    from harness.sustained import parse_seconds
+
+    try:
+        v = parse_seconds(text)
+    except ValueError:
+        v = math.nan
+    if math.isnan(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"not a duration (e.g. 60s, 2m, 500ms): {text!r}")
+    return v
+
+
 def add_point_options(p: argparse.ArgumentParser) -> None:
     known = clients.help_text()
     p.add_argument(
@@ -78,7 +99,14 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
         "--ack", default="auto", choices=["auto", "client", "client-individual", "dups-ok"]
     )
     p.add_argument("--prefetch", type=_int(1), default=1000)
-    p.add_argument("--rate", type=_float(0), default=0.0, help="msg/s per producer; 0 = max")
+    p.add_argument("--rate", type=_rate, default=0.0,
+                   help="msg/s per producer; 0 or max = as fast as possible")
+    p.add_argument("--duration", type=_seconds, default=0.0, metavar="SECONDS",
+                   help="sustained mode: producers send open-loop for this long after the "
+                   "warm-up (e.g. 60s), figures per 1 s and 10 s window; --count and --bursts "
+                   "are then unused")
+    p.add_argument("--warmup", type=_seconds, default=0.0, metavar="SECONDS",
+                   help="sustained mode: seconds sent before the measured duration (e.g. 15s)")
     p.add_argument("--tx-batch", type=_int(0), default=0, help="transacted batches of N")
     p.add_argument("--topology", default="single",
                    help="single, forward, split, chain3, mesh3 (networks of brokers)")
@@ -130,6 +158,8 @@ def spec_from(args) -> PointSpec:
         ack=args.ack,
         prefetch=args.prefetch,
         rate=args.rate,
+        duration=args.duration,
+        warmup=args.warmup,
         tx_batch=args.tx_batch,
         topology=args.topology,
         discovery=args.discovery,
@@ -176,12 +206,18 @@ def summary(doc: dict) -> str:
     lines = [
         f"point {doc['point']}: {doc['status'].upper()}",
         f"  {','.join(p['producer'])} x{p['producers']} -> {','.join(p['consumer'])} "
-        f"x{p['consumers']}, {p['count']:,} msgs x {p['bursts']} bursts, {p['size']} B, "
+        + (f"x{p['consumers']}, sustained, " if p.get("duration") else
+           f"x{p['consumers']}, {p['count']:,} msgs x {p['bursts']} bursts, ")
+        + f"{p['size']} B, "
         f"{p['queues']} queue(s), persistence {p['persistence']}"
         f"{', persistent' if p['persistent'] else ''}, ack {p['ack']}",
     ]
     t = doc.get("throughput")
-    if t:
+    if t and doc.get("sustained"):  # one timed burst, its windows instead of a burst table
+        from harness.sustained import summary_lines
+
+        lines += summary_lines(doc)
+    elif t:
         lines.append("  burst   sent      received   send msg/s   recv msg/s")
         for b in doc["bursts"]:
             tag = " (warm-up)" if t["warmup_excluded"] and b["burst"] == 0 else ""
@@ -190,6 +226,7 @@ def summary(doc: dict) -> str:
                 f"{fmt_rate(b['send_msgs_per_s']):>12} "
                 f"{fmt_rate(b['recv_msgs_per_s']):>12}{tag}"
             )
+    if t:
         lines.append(
             f"  send msg/s: median {fmt_rate(t['send_msgs_per_s'])} "
             f"(min {fmt_rate(t['send_min'])}, max {fmt_rate(t['send_max'])})"
@@ -197,7 +234,8 @@ def summary(doc: dict) -> str:
         lines.append(
             f"  recv msg/s: median {fmt_rate(t['recv_msgs_per_s'])} "
             f"(min {fmt_rate(t['recv_min'])}, max {fmt_rate(t['recv_max'])}) "
-            f"over {t['measured_bursts']} measured burst(s)"
+            + (f"over {t['measured_windows']} measured 1-s window(s)" if doc.get("sustained")
+               else f"over {t['measured_bursts']} measured burst(s)")
         )
         if doc.get("latency_ms"):
             lines.append("  latency ms (paced, from the intended send time): "

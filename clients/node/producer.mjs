@@ -24,6 +24,10 @@ const ndigits = Math.min(6, o.size);
 let textBody = false;
 const tail = o.size > 6 ? 'x'.repeat(o.size - 6) : '';
 const sentNs = [];                  // bb_sent_ns (string) of every message sent, by seq
+const actualNs = [];                // when each was handed to stompjs (bigint)
+// a burst of fixed duration: the messages due before its end, or a flood until it ends
+const burstCount = o.duration > 0 ? (o.rate > 0 ? Math.max(1, Math.ceil(o.duration * o.rate)) : Number.MAX_SAFE_INTEGER) : o.count;
+const durationNs = BigInt(Math.round(o.duration * 1e9));
 let sent = 0;
 let stopping = false;               // stop after the current burst (stdin stop / EOF)
 let aborting = false;               // stop now (SIGTERM)
@@ -72,7 +76,7 @@ await finish();
 // ---------------------------------------------------------------------------------------
 
 async function burst(b) {
-  const count = o.count;
+  const count = burstCount;
   const base = b * count;
   const bStr = String(b);
   const rate = o.rate;
@@ -86,11 +90,13 @@ async function burst(b) {
   let lastNs = 0n;
   const startHr = hr();
   const startNs = hrToEpoch(startHr);
+  const endNs = durationNs > 0n && nsPer === 0 ? startNs + durationNs : 0n; // a timed flood
 
   let confirmed = false;
   const receiptSeen = new Promise((res) => client.watchForReceipt(receipt, () => { confirmed = true; res(); }));
 
   let i = 0;
+  let finished = false;               // the burst's last message is sent
   while (i < count) {
     if (aborting) break;
     let end = Math.min(count, i + CHUNK);
@@ -124,11 +130,12 @@ async function burst(b) {
       };
       if (persistent) headers.persistent = 'true';
       if (txId !== null) headers.transaction = txId;
-      const last = i === count - 1;
+      const last = i === count - 1 || (endNs > 0n && t >= endNs);
       if (last && tx === 0) headers.receipt = receipt;
       if (text !== null) client.publish({ destination: dests[s % nd], headers, body: text });
       else client.publish({ destination: dests[s % nd], headers, binaryBody: body });
       sentNs.push(sentStr);
+      actualNs.push(t);
       sent++;
       if (i === 0) firstNs = t;
       lastNs = t;
@@ -137,8 +144,10 @@ async function burst(b) {
         else client.commit(txId);
         txId = null;
       }
+      if (last) { i++; finished = true; break; }
       if (conn.buffered() > HIGH_WATER) { i++; break; }
     }
+    if (finished) break;
     if (conn.buffered() > HIGH_WATER) await drained(conn, LOW_WATER);
     else await immediate();
   }
@@ -158,10 +167,10 @@ async function finish() {
   if (ticker) clearInterval(ticker);
   if (client) await disconnect(client, conn);
   if (o.records) {
-    const count = o.count;
+    const count = burstCount;
     const id = o.id;
-    writeRecords(o.records, '#producer\tseq\tburst\tsent_ns', sentNs.length,
-      (s) => `${id}\t${s}\t${Math.floor(s / count)}\t${sentNs[s]}\n`);
+    writeRecords(o.records, '#producer\tseq\tburst\tsent_ns\tactual_ns', sentNs.length,
+      (s) => `${id}\t${s}\t${Math.floor(s / count)}\t${sentNs[s]}\t${actualNs[s]}\n`);
   }
   emit({ event: 'done', id: o.id, sent });
   process.exit(0);
