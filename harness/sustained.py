@@ -95,8 +95,9 @@ def drive(runner, sup, producers, consumers, received: dict, note, everyone) -> 
     while len(confirmations) < len(producers):
         now = time.monotonic()
         if now > deadline:
-            raise PointFailed(f"producers did not finish {span:g} s of sending within "
-                              f"{deadline - go:.0f} s")
+            raise PointFailed(
+                f"producers did not finish {span:g} s of sending within {deadline - go:.0f} s"
+            )
         if w0 is None and now - go >= spec.warmup:  # the measured period starts
             cpu0 = {c.name: c.cpu_seconds_now() for c in everyone}
             machine0, harness0, w0 = _machine_busy_seconds(), _harness_cpu_seconds(), now
@@ -115,10 +116,15 @@ def drive(runner, sup, producers, consumers, received: dict, note, everyone) -> 
             if now_cpu is not None and cpu0.get(c.name) is not None and wall > 0:
                 cpu[c.name] = round((now_cpu - cpu0[c.name]) / wall, 3)
         if wall > 0:
-            out.burst_cpu.append({
-                "burst": 0, "wall_s": round(wall, 3), "cpu_share": cpu,
-                "harness_share": round((_harness_cpu_seconds() - harness0) / wall, 3),
-                "machine_busy_cores": round((_machine_busy_seconds() - machine0) / wall, 3)})
+            out.burst_cpu.append(
+                {
+                    "burst": 0,
+                    "wall_s": round(wall, 3),
+                    "cpu_share": cpu,
+                    "harness_share": round((_harness_cpu_seconds() - harness0) / wall, 3),
+                    "machine_busy_cores": round((_machine_busy_seconds() - machine0) / wall, 3),
+                }
+            )
     target = sum(int(e["sent"]) for e in confirmations.values())
     runner.progress(f"sent {target:,} in {span:g} s; draining")
     # drain, still reading the counters once a second (the backlog's way down is a figure too)
@@ -134,8 +140,10 @@ def drive(runner, sup, producers, consumers, received: dict, note, everyone) -> 
         if total != last_total:
             last_total, last_change = total, time.monotonic()
         elif time.monotonic() - last_change > spec.drain_timeout:
-            out.errors.append(f"drain: {total} of {target} messages received, no progress for "
-                              f"{spec.drain_timeout:.0f} s{runner._stall_counts(sup, note)}")
+            out.errors.append(
+                f"drain: {total} of {target} messages received, no progress for "
+                f"{spec.drain_timeout:.0f} s{runner._stall_counts(sup, note)}"
+            )
             return
     runner._witness(sup, "burst 0", note)
     runner.progress(f"received {sum(received.values()):,}/{target:,}")
@@ -146,9 +154,15 @@ def _rate_spread(values: list[float]) -> dict:
     return {"median": s["median"], "min": s["min"], "max": s["max"], "windows": s["n"]}
 
 
-def windows(sent: list[tuple[str, int, int, int]], actual: list[int],
-            received: list[measure.ConsumerRecord], samples: list[dict], warmup: float,
-            duration: float, width: float) -> list[dict]:
+def windows(
+    sent: list[tuple[str, int, int, int]],
+    actual: list[int],
+    received: list[measure.ConsumerRecord],
+    samples: list[dict],
+    warmup: float,
+    duration: float,
+    width: float,
+) -> list[dict]:
     """The run cut into windows of ``width`` seconds from the first intended send time (see
     the module text); each window says whether it lies in the measured period."""
     if not sent:
@@ -163,18 +177,16 @@ def windows(sent: list[tuple[str, int, int, int]], actual: list[int],
     def bucket(ts) -> list[int]:
         counts = [0] * n
         for t in ts:
-            k = (t - t0) // w_ns
-            if 0 <= k < n:
-                counts[k] += 1
+            if t0 <= t < run_end:  # the last window may be cut short by the run's end
+                counts[(t - t0) // w_ns] += 1
         return counts
 
     offered = bucket(t for _p, _s, _b, t in sent)
     sent_n = bucket(actual)
     by_window: list[list[measure.ConsumerRecord]] = [[] for _ in range(n)]
     for r in received:
-        k = (r.recv_ns - t0) // w_ns
-        if 0 <= k < n:
-            by_window[k].append(r)
+        if t0 <= r.recv_ns < run_end:
+            by_window[(r.recv_ns - t0) // w_ns].append(r)
     sample_t = [s["t_ns"] for s in samples]
     out = []
     for k in range(n):
@@ -183,60 +195,77 @@ def windows(sent: list[tuple[str, int, int, int]], actual: list[int],
         i = bisect_left(sample_t, end) - 1  # the last reading before the window ends
         backlog = samples[i]["size"] if i >= 0 and sample_t[i] >= start else None
         lat = measure.latency_ms({"w": by_window[k]}, {r.burst for r in by_window[k]})
-        out.append({
-            "start_s": round(k * width, 3), "seconds": round(secs, 3),
-            "measured": start >= warm_end and end <= run_end,
-            "offered_msgs_per_s": offered[k] / secs if secs > 0 else math.nan,
-            "send_msgs_per_s": sent_n[k] / secs if secs > 0 else math.nan,
-            "recv_msgs_per_s": len(by_window[k]) / secs if secs > 0 else math.nan,
-            "backlog": backlog,
-            "latency_ms": {key: lat.get(key) for key in ("p50", "p99", "p99_9", "max",
-                                                          "samples")},
-        })
+        out.append(
+            {
+                "start_s": round(k * width, 3),
+                "seconds": round(secs, 3),
+                "measured": start >= warm_end and end <= run_end,
+                "offered_msgs_per_s": offered[k] / secs if secs > 0 else math.nan,
+                "send_msgs_per_s": sent_n[k] / secs if secs > 0 else math.nan,
+                "recv_msgs_per_s": len(by_window[k]) / secs if secs > 0 else math.nan,
+                "backlog": backlog,
+                "latency_ms": {
+                    key: lat.get(key) for key in ("p50", "p99", "p99_9", "max", "samples")
+                },
+            }
+        )
     return out
 
 
 def figures(spec, sent, actual, received_by_consumer: dict, samples: list[dict]) -> dict:
     """The result's ``sustained`` section and the point's throughput and latency figures."""
     received = [r for recs in received_by_consumer.values() for r in recs]
-    by_width = {f"{w:g}s": windows(sent, actual, received, samples, spec.warmup,
-                                   spec.duration, w) for w in WIDTHS}
+    by_width = {
+        f"{w:g}s": windows(sent, actual, received, samples, spec.warmup, spec.duration, w)
+        for w in WIDTHS
+    }
     one = [w for w in by_width["1s"] if w["measured"]]
-    steady = {key: _rate_spread([w[key] for w in one])
-              for key in ("offered_msgs_per_s", "send_msgs_per_s", "recv_msgs_per_s")}
+    steady = {
+        key: _rate_spread([w[key] for w in one])
+        for key in ("offered_msgs_per_s", "send_msgs_per_s", "recv_msgs_per_s")
+    }
     backlogs = [w["backlog"] for w in one if w["backlog"] is not None]
     steady["backlog"] = _rate_spread(backlogs)
-    steady["p99_ms"] = _rate_spread([w["latency_ms"]["p99"] for w in one
-                                     if w["latency_ms"]["p99"] is not None])
+    steady["p99_ms"] = _rate_spread(
+        [w["latency_ms"]["p99"] for w in one if w["latency_ms"]["p99"] is not None]
+    )
     # the run's percentiles: every message whose intended send time is in the measured period
     t0 = min((t for _p, _s, _b, t in sent), default=0)
     lo, hi = t0 + int(spec.warmup * 1e9), t0 + int((spec.warmup + spec.duration) * 1e9)
-    measured = {name: [r for r in recs if lo <= r.sent_ns < hi]
-                for name, recs in received_by_consumer.items()}
+    measured = {
+        name: [r for r in recs if lo <= r.sent_ns < hi]
+        for name, recs in received_by_consumer.items()
+    }
     lat = measure.latency_ms(measured, {r.burst for recs in measured.values() for r in recs})
     sent_measured = sum(1 for _p, _s, _b, t in sent if lo <= t < hi)
     recv_measured = sum(len(v) for v in measured.values())
     growth = (backlogs[-1] - backlogs[0]) if len(backlogs) >= 2 else None
     offered = steady["offered_msgs_per_s"]["median"]
-    allowed = (offered * KEEP_UP_BACKLOG_S if offered and not math.isnan(offered)
-               else math.inf)
-    recv_share = (statistics.fmean(w["recv_msgs_per_s"] for w in one)
-                  / statistics.fmean(w["send_msgs_per_s"] for w in one)
-                  if one and statistics.fmean(w["send_msgs_per_s"] for w in one) else math.nan)
-    keeps_up = bool(one) and recv_share >= KEEP_UP_RECV_SHARE and (
-        growth is None or growth <= allowed)
+    allowed = offered * KEEP_UP_BACKLOG_S if offered and not math.isnan(offered) else math.inf
+    recv_share = (
+        statistics.fmean(w["recv_msgs_per_s"] for w in one)
+        / statistics.fmean(w["send_msgs_per_s"] for w in one)
+        if one and statistics.fmean(w["send_msgs_per_s"] for w in one)
+        else math.nan
+    )
+    keeps_up = (
+        bool(one) and recv_share >= KEEP_UP_RECV_SHARE and (growth is None or growth <= allowed)
+    )
     return {
         "sustained": {
-            "warmup_s": spec.warmup, "duration_s": spec.duration,
+            "warmup_s": spec.warmup,
+            "duration_s": spec.duration,
             "rate_per_producer": spec.rate or "max",
             "steady": steady,
             "messages_in_measured_period": {"sent": sent_measured, "received": recv_measured},
             "backlog_growth": growth,
             "recv_share_of_send": recv_share,
             "keeps_up": keeps_up,
-            "keeps_up_rule": (f"receive >= {KEEP_UP_RECV_SHARE:.0%} of send over the measured "
-                              f"windows and the backlog grows by at most "
-                              f"{KEEP_UP_BACKLOG_S:g} s of the offered rate"),
+            "keeps_up_rule": (
+                f"receive >= {KEEP_UP_RECV_SHARE:.0%} of send over the measured "
+                f"windows and the backlog grows by at most "
+                f"{KEEP_UP_BACKLOG_S:g} s of the offered rate"
+            ),
             "windows": by_width,
             "broker_samples": samples,
         },
@@ -259,24 +288,38 @@ def summary_lines(doc: dict) -> list[str]:
     what = "latency" if doc.get("latency_ms") else "in queue"
     rate = s["rate_per_producer"]
     rate = f"{rate:,g} msg/s" if isinstance(rate, (int, float)) else rate
-    lines = [f"  sustained: {s['warmup_s']:g} s warm-up + {s['duration_s']:g} s measured, "
-             f"rate {rate} per producer, open loop",
-             f"  window     offered      send      recv    backlog  {what} p50 / p99 ms"]
+    lines = [
+        (
+            f"  sustained: {s['warmup_s']:g} s warm-up + {s['duration_s']:g} s measured, "
+            f"rate {rate} per producer, open loop"
+        ),
+        f"  window     offered      send      recv    backlog  {what} p50 / p99 ms",
+    ]
     for w in s["windows"]["10s"]:
         lat = w["latency_ms"]
         tag = "" if w["measured"] else " (warm-up)" if w["start_s"] < s["warmup_s"] else " (part)"
-        lines.append(f"  {w['start_s']:>5g} s {_f(w['offered_msgs_per_s']):>10} "
-                     f"{_f(w['send_msgs_per_s']):>9} {_f(w['recv_msgs_per_s']):>9} "
-                     f"{_f(w['backlog']):>10}  {_ms(lat['p50'])} / {_ms(lat['p99'])}{tag}")
+        lines.append(
+            f"  {w['start_s']:>5g} s {_f(w['offered_msgs_per_s']):>10} "
+            f"{_f(w['send_msgs_per_s']):>9} {_f(w['recv_msgs_per_s']):>9} "
+            f"{_f(w['backlog']):>10}  {_ms(lat['p50'])} / {_ms(lat['p99'])}{tag}"
+        )
     st = s["steady"]
-    for key, label in (("offered_msgs_per_s", "offered msg/s"), ("send_msgs_per_s", "send msg/s"),
-                       ("recv_msgs_per_s", "recv msg/s"), ("backlog", "backlog msgs"),
-                       ("p99_ms", "window p99 ms")):
+    for key, label in (
+        ("offered_msgs_per_s", "offered msg/s"),
+        ("send_msgs_per_s", "send msg/s"),
+        ("recv_msgs_per_s", "recv msg/s"),
+        ("backlog", "backlog msgs"),
+        ("p99_ms", "window p99 ms"),
+    ):
         v = st[key]
         fmt = _ms if key == "p99_ms" else _f
-        lines.append(f"  steady {label}: median {fmt(v['median'])} (min {fmt(v['min'])}, "
-                     f"max {fmt(v['max'])}) over {v['windows']} 1-s windows")
-    lines.append(f"  keeps up: {'yes' if s['keeps_up'] else 'NO'} ({s['keeps_up_rule']}; "
-                 f"receive/send {s['recv_share_of_send']:.3f}, backlog growth "
-                 f"{_f(s['backlog_growth'])})")
+        lines.append(
+            f"  steady {label}: median {fmt(v['median'])} (min {fmt(v['min'])}, "
+            f"max {fmt(v['max'])}) over {v['windows']} 1-s windows"
+        )
+    lines.append(
+        f"  keeps up: {'yes' if s['keeps_up'] else 'NO'} ({s['keeps_up_rule']}; "
+        f"receive/send {s['recv_share_of_send']:.3f}, backlog growth "
+        f"{_f(s['backlog_growth'])})"
+    )
     return lines
