@@ -154,6 +154,31 @@ def _rate_spread(values: list[float]) -> dict:
     return {"median": s["median"], "min": s["min"], "max": s["max"], "windows": s["n"]}
 
 
+def _hops(sent, actual, measured: dict) -> dict:
+    """Where the time goes, per message of the measured period: the producer's lateness
+    (handed to its library − intended time: its pacing loop, its scheduling) and the rest
+    (received − handed over: the library, both sockets, the broker, the consumer). Nearest-
+    rank percentiles in ms; the latency figures themselves stay the HDR ones."""
+    when = {(p, s): a for (p, s, _b, _t), a in zip(sent, actual)}
+    late, transit = [], []
+    for recs in measured.values():
+        for r in recs:
+            a = when.get((r.producer, r.seq))
+            if a is not None:
+                late.append((a - r.sent_ns) / 1e6)
+                transit.append((r.recv_ns - a) / 1e6)
+
+    def pcts(v: list[float]) -> dict:
+        v.sort()
+        out = {
+            measure.percentile_key(p): round(measure.percentile(v, p), 3)
+            for p in (50.0, 90.0, 99.0, 99.9)
+        }
+        return {**out, "max": round(v[-1], 3) if v else None, "samples": len(v)}
+
+    return {"producer_late": pcts(late), "handed_over_to_received": pcts(transit)}
+
+
 def windows(
     sent: list[tuple[str, int, int, int]],
     actual: list[int],
@@ -237,6 +262,7 @@ def figures(spec, sent, actual, received_by_consumer: dict, samples: list[dict])
         for name, recs in received_by_consumer.items()
     }
     lat = measure.latency_ms(measured, {r.burst for recs in measured.values() for r in recs})
+    hops = _hops(sent, actual, measured) if len(actual) == len(sent) else None
     sent_measured = sum(1 for _p, _s, _b, t in sent if lo <= t < hi)
     recv_measured = sum(len(v) for v in measured.values())
     growth = (backlogs[-1] - backlogs[0]) if len(backlogs) >= 2 else None
@@ -266,6 +292,7 @@ def figures(spec, sent, actual, received_by_consumer: dict, samples: list[dict])
                 f"windows and the backlog grows by at most "
                 f"{KEEP_UP_BACKLOG_S:g} s of the offered rate"
             ),
+            "hops_ms": hops,
             "windows": by_width,
             "broker_samples": samples,
         },
@@ -317,6 +344,17 @@ def summary_lines(doc: dict) -> list[str]:
             f"  steady {label}: median {fmt(v['median'])} (min {fmt(v['min'])}, "
             f"max {fmt(v['max'])}) over {v['windows']} 1-s windows"
         )
+    hops = s.get("hops_ms")
+    if hops:
+        for key, label in (
+            ("producer_late", "producer late (pacing)"),
+            ("handed_over_to_received", "handed over -> received"),
+        ):
+            h = hops[key]
+            lines.append(
+                f"  {label} ms: p50 {_ms(h['p50'])}  p90 {_ms(h['p90'])}  "
+                f"p99 {_ms(h['p99'])}  max {_ms(h['max'])}"
+            )
     lines.append(
         f"  keeps up: {'yes' if s['keeps_up'] else 'NO'} ({s['keeps_up_rule']}; "
         f"receive/send {s['recv_share_of_send']:.3f}, backlog growth "

@@ -57,7 +57,11 @@ def test_falling_behind_is_not_keeping_up():
     assert not f["keeps_up"] and f["recv_share_of_send"] == pytest.approx(0.5, abs=0.01)
     on_time = [_rec(i, t, t + 1_000_000) for _p, i, _b, t in sent]
     flat = [{"t_ns": s["t_ns"], "size": 0} for s in samples]
-    assert sustained.figures(spec, sent, actual, {"c1": on_time}, flat)["sustained"]["keeps_up"]
+    f = sustained.figures(spec, sent, actual, {"c1": on_time}, flat)["sustained"]
+    assert f["keeps_up"]
+    # where the time went: the producer was on time, the rest took the 1 ms
+    assert f["hops_ms"]["producer_late"]["p99"] == 0
+    assert f["hops_ms"]["handed_over_to_received"]["p50"] == 1.0
 
 
 def _check_windows(out, m, spec):
