@@ -293,6 +293,10 @@ def summary(doc: dict) -> str:
 
 def cmd_run(args) -> int:
     spec = spec_from(args)
+    if args.find_max:
+        from harness import findmax
+
+        return findmax.cmd_run(args, spec)
     run = results.Run(results.new_run_id("run"), sys.argv)
     print(f"run {run.id}: results in {run.dir}", flush=True)
     status = "complete"
@@ -382,6 +386,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="measure one point and print its summary")
     add_point_options(p)
+    p.add_argument("--find-max", action="store_true",
+                   help="find the maximum sustainable rate: a flood, then sustained probes at "
+                   "25-110%% of its rate and two bisections (--duration/--warmup per probe, "
+                   "default 10s/3s); a probe holds when receive keeps up with send, the backlog "
+                   "does not grow and p99 <= --p99-bound")
+    p.add_argument("--p99-bound", type=_float(0), default=50.0, metavar="MS",
+                   help="--find-max: the p99 latency a probe may have and still hold (default 50)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="run sweeps (axes x profile) and draw the charts")

@@ -143,3 +143,48 @@ def test_a_client_without_timed_bursts_is_refused():
         spec.validate()
     with pytest.raises(ValueError, match="--warmup needs --duration"):
         PointSpec(warmup=2).validate()
+
+
+def _fake_probe(capacity: float, p99_at):
+    """A pair that keeps up to ``capacity`` msg/s with p99 ``p99_at(rate)``: the search's
+    logic only (the real probes are sustained points, tested above)."""
+    seen = []
+
+    def measure_fn(run, pid, spec, meta):
+        seen.append(spec.rate)
+        if not spec.rate:
+            return {"status": "ok", "throughput": {"recv_msgs_per_s": capacity}}
+        keeps = spec.rate <= capacity
+        return {
+            "status": "ok",
+            "throughput": {"recv_msgs_per_s": min(spec.rate, capacity)},
+            "sustained": {
+                "keeps_up": keeps,
+                "recv_share_of_send": 1.0 if keeps else 0.5,
+                "backlog_growth": 0,
+            },
+            "latency_ms": {"p99": p99_at(spec.rate)},
+        }
+
+    return measure_fn, seen
+
+
+def test_find_max_climbs_then_bisects(tmp_path):
+    from harness import findmax
+
+    class Run:
+        dir = tmp_path
+
+    fake, seen = _fake_probe(10_000, lambda r: 2.0 if r <= 8_000 else 80.0)
+    v = findmax.search(
+        Run(), PointSpec(duration=3, warmup=1), "s", 50.0, measure=fake, say=lambda _m: None
+    )
+    # flood, 25/50/75% hold, 90% breaks the p99 bound, bisections between 7,500 and 9,000
+    assert seen[:5] == [0.0, 2500, 5000, 7500, 9000]
+    assert seen[5:] == [8250, 7875]
+    assert v["max_sustainable_msgs_per_s"] == 7875 and v["first_that_did_not_hold"] == 8250
+    none, _ = _fake_probe(10_000, lambda r: 99.0)
+    v = findmax.search(
+        Run(), PointSpec(duration=3, warmup=1), "s", 50.0, measure=none, say=lambda _m: None
+    )
+    assert v["max_sustainable_msgs_per_s"] is None and "1/16" in v["why"]
