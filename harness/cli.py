@@ -301,6 +301,10 @@ def cmd_run(args) -> int:
     print(f"run {run.id}: results in {run.dir}", flush=True)
     status = "complete"
     try:
+        if args.calibrate:
+            from harness import calibration
+
+            calibration.measure(run)
         doc = run_point_printing(run, "point", spec)
     except PointFailed as e:
         status = "failed"
@@ -391,6 +395,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "25-110%% of its rate and two bisections (--duration/--warmup per probe, "
                    "default 10s/3s); a probe holds when receive keeps up with send, the backlog "
                    "does not grow and p99 <= --p99-bound")
+    p.add_argument("--calibrate", action="store_true",
+                   help="first measure the calibration reference (stock Java pair, 6 B, and a "
+                   "CPU loop) and record it in the run, for ./bench compare --calibrated")
     p.add_argument("--p99-bound", type=_float(0), default=50.0, metavar="MS",
                    help="--find-max: the p99 latency a probe may have and still hold (default 50)")
     p.set_defaults(func=cmd_run)
@@ -425,6 +432,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="per-point ratios of two runs; exit 1 on a regression")
     p.add_argument("run_a", help="baseline run id, 'latest' or a path")
     p.add_argument("run_b", help="run to judge")
+    p.add_argument("--calibrated", action="store_true",
+                   help="divide each run's receive figures by its own calibration reference "
+                   "(the stock Java pair, measured at the start of a sweep or with --calibrate)")
     p.add_argument("--threshold", type=float, default=10.0,
                    help="percent drop (beyond the measured spread) that counts as a regression")
     p.set_defaults(func=cmd_compare)

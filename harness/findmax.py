@@ -204,6 +204,10 @@ def cmd_run(args, spec: PointSpec) -> int:
     label = " -> ".join(",".join(x) for x in (spec.producer, spec.consumer))
     status = "failed"
     try:
+        if getattr(args, "calibrate", False):
+            from harness import calibration
+
+            calibration.measure(run)
         verdict = search(run, spec, label, args.p99_bound)
         save(run, [verdict])
         every_ok = all(p["status"] == "ok" for p in verdict["probes"])

@@ -217,6 +217,11 @@ def run_sweep(
     failed_studies = 0
     status = "complete"
     try:
+        external = bool((overrides or {}).get("broker_urls"))
+        if todo and not external and "calibration" not in run.manifest:
+            from harness import calibration  # a reference every sweep records first
+
+            calibration.measure(run)
         for point in todo:
             if point.find_max is not None:
                 failed_studies += _find_max(run, point, progress)
