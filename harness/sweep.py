@@ -218,7 +218,8 @@ def run_sweep(
     status = "complete"
     try:
         external = bool((overrides or {}).get("broker_urls"))
-        if todo and not external and "calibration" not in run.manifest:
+        calibrate = profile.get("calibrate", True)  # a profile may opt out (tests' tiny ones)
+        if todo and calibrate and not external and "calibration" not in run.manifest:
             from harness import calibration  # a reference every sweep records first
 
             calibration.measure(run)
