@@ -80,6 +80,8 @@ class PointSpec:
             self.consumer = [self.consumer]
         if not self.producers:
             self.producers = len(self.producer)
+        if self.duration:
+            self.bursts = 1  # a sustained run is one timed burst (--count is unused then)
 
     def slots(self) -> tuple[list[clients.Resolved], list[clients.Resolved]]:
         """Each producer and consumer slot with its client, the lists taken in turn."""
