@@ -77,9 +77,13 @@ def footer(manifest: dict, points: list[dict]) -> str:
     for p in points:
         broker = p.get("versions", {}).get("broker", {}).get("version") or broker
     date = (manifest.get("started") or dt.date.today().isoformat())[:10]
+    ref = (manifest.get("calibration") or {}).get("reference") or {}
+    cal = (f" | calibration ref {ref['recv_msgs_per_s']:,.0f} msg/s ({ref['min']:,.0f}-"
+           f"{ref['max']:,.0f})" if isinstance(ref.get("recv_msgs_per_s"), (int, float))
+           else "")
     return (
         f"ActiveMQ Classic {broker} | {m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
-        f"{date} | commit {manifest.get('git_commit', '?')} | run {manifest.get('run_id')}"
+        f"{date} | commit {manifest.get('git_commit', '?')} | run {manifest.get('run_id')}{cal}"
     )
 
 
