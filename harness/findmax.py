@@ -6,7 +6,8 @@ first floods (``--rate max``) and gives the rate the pair drains at, R. Then off
 (halving below 25% while none holds, down to R/16), and two bisections between the last that held and the first that did not. A probe **holds**
 when it finished ok, kept up (receive >= 98% of send over its measured windows and a backlog
 that grew by at most one second of the offered rate) and its p99 latency is at most the
-bound. The maximum sustainable rate is the highest offered rate that held.
+bound. The maximum sustainable rate is the highest offered rate that held. A probe at a low
+rate measures long enough for its p99 to have the samples it needs.
 
 Every probe stays a point of the run (``<axis>-<series>-rate=N``), so the hockey stick
 (offered vs received, p50/p99/p99.9 vs offered) is drawn from result files alone
@@ -21,6 +22,7 @@ import math
 import sys
 
 from harness import results
+from harness.measure import samples_needed
 from harness.run import PointFailed, PointSpec
 
 FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1)
@@ -74,7 +76,11 @@ def search(
 
     def probe(total: float) -> dict:
         rate = round(total / producers, 1) if total else 0.0
-        spec = dataclasses.replace(spec0, rate=rate, label=series)
+        # long enough at a low rate for the p99 to have its samples (harness.measure.samples_needed)
+        need = math.ceil(samples_needed(99.0) * 1.1 / total) if total else 0
+        spec = dataclasses.replace(
+            spec0, rate=rate, label=series, duration=max(spec0.duration, need)
+        )
         pid = results.safe_name(f"{axis}-{series}-rate={round(total) if total else 'max'}")
         meta = {
             "sweep": {

@@ -204,3 +204,23 @@ def test_profiles_quick_is_sustained_and_full_has_sustained_and_find_max_axes():
     assert {"net-stomp", "stomp-py", "stompjs", "openwire-jms"} <= langs
     blog = sweep.expand(sweep.load_profile("blog"))
     assert not any(p.spec.duration for p in blog)  # the blog's method: bursts
+
+
+def test_find_max_measures_a_low_rate_long_enough_for_its_p99(tmp_path):
+    from harness import findmax
+
+    class Run:
+        dir = tmp_path
+
+    durations = {}
+    fake, _seen = _fake_probe(400, lambda r: 2.0)
+
+    def keep(run, pid, spec, meta):
+        durations[spec.rate] = spec.duration
+        return fake(run, pid, spec, meta)
+
+    findmax.search(
+        Run(), PointSpec(duration=3, warmup=1), "s", 50.0, measure=keep, say=lambda _m: None
+    )
+    # 100 msg/s (25% of 400) needs 11 s for 1,100 samples; 400 msg/s keeps its 3 s
+    assert durations[100] == 11 and durations[400] == 3
