@@ -46,6 +46,27 @@ def _float(minimum: float):
     return parse
 
 
+def _rate(text: str) -> float:
+    from harness.sustained import parse_rate
+
+    try:
+        return parse_rate(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a rate (msg/s >= 0, or max): {text!r}") from None
+
+
+def _seconds(text: str) -> float:
+    from harness.sustained import parse_seconds
+
+    try:
+        v = parse_seconds(text)
+    except ValueError:
+        v = math.nan
+    if math.isnan(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"not a duration (e.g. 60s, 2m, 500ms): {text!r}")
+    return v
+
+
 def add_point_options(p: argparse.ArgumentParser) -> None:
     known = clients.help_text()
     p.add_argument(
@@ -78,7 +99,14 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
         "--ack", default="auto", choices=["auto", "client", "client-individual", "dups-ok"]
     )
     p.add_argument("--prefetch", type=_int(1), default=1000)
-    p.add_argument("--rate", type=_float(0), default=0.0, help="msg/s per producer; 0 = max")
+    p.add_argument("--rate", type=_rate, default=0.0,
+                   help="msg/s per producer; 0 or max = as fast as possible")
+    p.add_argument("--duration", type=_seconds, default=0.0, metavar="SECONDS",
+                   help="sustained mode: producers send open-loop for this long after the "
+                   "warm-up (e.g. 60s), figures per 1 s and 10 s window; --count and --bursts "
+                   "are then unused")
+    p.add_argument("--warmup", type=_seconds, default=0.0, metavar="SECONDS",
+                   help="sustained mode: seconds sent before the measured duration (e.g. 15s)")
     p.add_argument("--tx-batch", type=_int(0), default=0, help="transacted batches of N")
     p.add_argument("--topology", default="single",
                    help="single, forward, split, chain3, mesh3 (networks of brokers)")
@@ -130,6 +158,8 @@ def spec_from(args) -> PointSpec:
         ack=args.ack,
         prefetch=args.prefetch,
         rate=args.rate,
+        duration=args.duration,
+        warmup=args.warmup,
         tx_batch=args.tx_batch,
         topology=args.topology,
         discovery=args.discovery,
@@ -176,12 +206,18 @@ def summary(doc: dict) -> str:
     lines = [
         f"point {doc['point']}: {doc['status'].upper()}",
         f"  {','.join(p['producer'])} x{p['producers']} -> {','.join(p['consumer'])} "
-        f"x{p['consumers']}, {p['count']:,} msgs x {p['bursts']} bursts, {p['size']} B, "
+        + (f"x{p['consumers']}, sustained, " if p.get("duration") else
+           f"x{p['consumers']}, {p['count']:,} msgs x {p['bursts']} bursts, ")
+        + f"{p['size']} B, "
         f"{p['queues']} queue(s), persistence {p['persistence']}"
         f"{', persistent' if p['persistent'] else ''}, ack {p['ack']}",
     ]
     t = doc.get("throughput")
-    if t:
+    if t and doc.get("sustained"):  # one timed burst, its windows instead of a burst table
+        from harness.sustained import summary_lines
+
+        lines += summary_lines(doc)
+    elif t:
         lines.append("  burst   sent      received   send msg/s   recv msg/s")
         for b in doc["bursts"]:
             tag = " (warm-up)" if t["warmup_excluded"] and b["burst"] == 0 else ""
@@ -190,6 +226,7 @@ def summary(doc: dict) -> str:
                 f"{fmt_rate(b['send_msgs_per_s']):>12} "
                 f"{fmt_rate(b['recv_msgs_per_s']):>12}{tag}"
             )
+    if t:
         lines.append(
             f"  send msg/s: median {fmt_rate(t['send_msgs_per_s'])} "
             f"(min {fmt_rate(t['send_min'])}, max {fmt_rate(t['send_max'])})"
@@ -197,7 +234,8 @@ def summary(doc: dict) -> str:
         lines.append(
             f"  recv msg/s: median {fmt_rate(t['recv_msgs_per_s'])} "
             f"(min {fmt_rate(t['recv_min'])}, max {fmt_rate(t['recv_max'])}) "
-            f"over {t['measured_bursts']} measured burst(s)"
+            + (f"over {t['measured_windows']} measured 1-s window(s)" if doc.get("sustained")
+               else f"over {t['measured_bursts']} measured burst(s)")
         )
         if doc.get("latency_ms"):
             lines.append("  latency ms (paced, from the intended send time): "
@@ -255,10 +293,18 @@ def summary(doc: dict) -> str:
 
 def cmd_run(args) -> int:
     spec = spec_from(args)
+    if args.find_max:
+        from harness import findmax
+
+        return findmax.cmd_run(args, spec)
     run = results.Run(results.new_run_id("run"), sys.argv)
     print(f"run {run.id}: results in {run.dir}", flush=True)
     status = "complete"
     try:
+        if args.calibrate:
+            from harness import calibration
+
+            calibration.measure(run)
         doc = run_point_printing(run, "point", spec)
     except PointFailed as e:
         status = "failed"
@@ -344,6 +390,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="measure one point and print its summary")
     add_point_options(p)
+    p.add_argument("--find-max", action="store_true",
+                   help="find the maximum sustainable rate: a flood, then sustained probes at "
+                   "25-110%% of its rate and two bisections (--duration/--warmup per probe, "
+                   "default 10s/3s); a probe holds when receive keeps up with send, the backlog "
+                   "does not grow and p99 <= --p99-bound")
+    p.add_argument("--calibrate", action="store_true",
+                   help="first measure the calibration reference (stock Java pair, 6 B, and a "
+                   "CPU loop) and record it in the run, for ./bench compare --calibrated")
+    p.add_argument("--p99-bound", type=_float(0), default=50.0, metavar="MS",
+                   help="--find-max: the p99 latency a probe may have and still hold (default 50)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="run sweeps (axes x profile) and draw the charts")
@@ -384,6 +440,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="per-point ratios of two runs; exit 1 on a regression")
     p.add_argument("run_a", help="baseline run id, 'latest' or a path")
     p.add_argument("run_b", help="run to judge")
+    p.add_argument("--calibrated", action="store_true",
+                   help="divide each run's receive figures by its own calibration reference "
+                   "(the stock Java pair, measured at the start of a sweep or with --calibrate)")
     p.add_argument("--threshold", type=float, default=10.0,
                    help="percent drop (beyond the measured spread) that counts as a regression")
     p.set_defaults(func=cmd_compare)

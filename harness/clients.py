@@ -52,6 +52,7 @@ class Client:
     notes: str = ""
     extra_env: dict = field(default_factory=dict)
     tuned_of: str | None = None  # a tuned entry names the stock client it speeds up
+    timed_bursts: bool = True  # its producer takes --duration (sustained runs)
 
     @property
     def tuned(self) -> bool:
@@ -158,6 +159,7 @@ REGISTRY: tuple[Client, ...] = (
         built=_BRIDGE / "target" / "classes" / "burstbench",
         ack_modes=frozenset({"auto", "client", "client-individual", "dups-ok"}),
         notes="JMS consumer or producer feeding an actor pool",
+        timed_bursts=False,
     ),
 )
 

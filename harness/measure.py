@@ -70,6 +70,21 @@ def read_producer_records(path: Path) -> list[tuple[str, int, int, int]]:
     return out
 
 
+def read_producer_actual(path: Path) -> list[int]:
+    """The records' ``actual_ns`` column (when each message was handed to the library);
+    empty for records written without it."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            c = line.rstrip("\n").split("\t")
+            if len(c) < 5:
+                return []
+            out.append(int(c[4]))
+    return out
+
+
 def read_consumer_records(path: Path) -> list[ConsumerRecord]:
     out = []
     with open(path) as f:

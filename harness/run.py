@@ -46,6 +46,10 @@ class PointSpec:
     ack: str = "auto"
     prefetch: int = 1000
     rate: float = 0.0
+    # sustained mode (harness/sustained.py): one open-loop burst of warmup + duration seconds
+    # at ``rate`` per producer (0: as fast as possible), figures per time window; 0 = bursts
+    duration: float = 0.0
+    warmup: float = 0.0
     tx_batch: int = 0
     topology: str = "single"
     discovery: str = "static"
@@ -76,6 +80,8 @@ class PointSpec:
             self.consumer = [self.consumer]
         if not self.producers:
             self.producers = len(self.producer)
+        if self.duration:
+            self.bursts = 1  # a sustained run is one timed burst (--count is unused then)
 
     def slots(self) -> tuple[list[clients.Resolved], list[clients.Resolved]]:
         """Each producer and consumer slot with its client, the lists taken in turn."""
@@ -98,6 +104,10 @@ class PointSpec:
             (self.prefetch >= 1, f"prefetch must be >= 1: {self.prefetch}"),
             (self.rate >= 0, f"rate must be >= 0: {self.rate}"),
             (self.tx_batch >= 0, f"tx-batch must be >= 0: {self.tx_batch}"),
+            (0 <= self.duration <= 86400, f"duration must be 0..86400 s: {self.duration:g}"),
+            (self.warmup >= 0 and self.duration + self.warmup <= 86400,
+             f"warmup must be >= 0 and warmup + duration <= 86400 s: {self.warmup:g}"),
+            (not self.warmup or self.duration, "--warmup needs --duration (sustained mode)"),
             (
                 self.persistence in brokers.PERSISTENCE,
                 f"unknown persistence {self.persistence!r} "
@@ -138,6 +148,10 @@ class PointSpec:
                     f"client {r.client.name} cannot do --ack {self.ack} "
                     f"(it can: {', '.join(sorted(r.client.ack_modes))})"
                 )
+        for r in prods if self.duration else ():
+            if not r.client.timed_bursts:
+                raise ValueError(f"client {r.client.name} cannot send for a --duration "
+                                 "(sustained mode); it sends bursts of --count only")
         for r in {r.client.name: r for r in (*prods, *cons)}.values():
             why = r.client.missing()
             if why:
@@ -191,6 +205,10 @@ class Outcome:
     # end: [{"at": "burst 0" | "stall" | "end", "brokers": {name: {"queues", "bridges"}}}]
     broker_counts: list[dict] = field(default_factory=list)
     nonce: str | None = None  # this point's run nonce: every message it sends carries it
+    # sustained mode: when each message was handed to its library (the records' actual_ns),
+    # and the brokers' summed counters read once a second
+    send_actual: list = field(default_factory=list)
+    samples: list[dict] = field(default_factory=list)
 
 
 def _wait_all(
@@ -408,6 +426,8 @@ class Runner:
                     argv.append("--persistent")
                 if spec.rate:
                     argv += ["--rate", f"{spec.rate:g}"]
+                if spec.duration:
+                    argv += ["--duration", f"{spec.warmup + spec.duration:g}"]
             else:
                 argv += ["--ack", spec.ack, "--prefetch", str(spec.prefetch)]
             if spec.tls:
@@ -445,8 +465,11 @@ class Runner:
                     f"{child.last_error() or 'no message'} (log: {child.log_path})"
                 )
 
+        if spec.duration:
+            from harness import sustained
+            sustained.drive(self, sup, producers, consumers, received, note, everyone)
         total_per_burst = spec.count * len(producers)
-        for b in range(spec.bursts):
+        for b in range(0 if spec.duration else spec.bursts):
             cpu0 = {c.name: c.cpu_seconds_now() for c in everyone}
             machine0, harness0 = _machine_busy_seconds(), _harness_cpu_seconds()
             w0 = time.monotonic()
@@ -624,6 +647,8 @@ class Runner:
                 continue
             if child.role == "producer":
                 self.outcome.producer_records.extend(measure.read_producer_records(path))
+                if self.spec.duration:
+                    self.outcome.send_actual.extend(measure.read_producer_actual(path))
             elif child.role == "consumer":
                 self.outcome.consumer_records[child.name] = measure.read_consumer_records(path)
 
@@ -646,7 +671,17 @@ def metrics(outcome: Outcome) -> dict:
     send = measure.spread([b.send_msgs_per_s for b in counted])
     recv = measure.spread([b.recv_msgs_per_s for b in counted])
     busiest = _busiest(outcome, counted_ids)
-    lat = measure.latency_ms(by_consumer, counted_ids)
+    extra = {}
+    if spec.duration:
+        from harness import sustained
+        extra = sustained.figures(spec, sent, outcome.send_actual, by_consumer, outcome.samples)
+        lat = extra.pop("latency")
+        st = extra["sustained"]["steady"]
+        send = {**send, **{k: st["send_msgs_per_s"][k] for k in ("median", "min", "max")}}
+        recv = {**recv, **{k: st["recv_msgs_per_s"][k] for k in ("median", "min", "max")},
+                "n": st["recv_msgs_per_s"]["windows"]}
+    else:
+        lat = measure.latency_ms(by_consumer, counted_ids)
     return {
         "throughput": {
             "send_msgs_per_s": send["median"],
@@ -656,9 +691,11 @@ def metrics(outcome: Outcome) -> dict:
             "recv_min": recv["min"],
             "recv_max": recv["max"],
             "recv_kib_per_s": recv["median"] * spec.size / 1024 if recv["n"] else math.nan,
-            "measured_bursts": recv["n"],
-            "warmup_excluded": len(bursts) > 1,
+            "measured_bursts": 0 if spec.duration else recv["n"],
+            **({"measured_windows": recv["n"]} if spec.duration else {}),
+            "warmup_excluded": len(bursts) > 1 or bool(spec.duration and spec.warmup),
         },
+        **extra,
         "bursts": [asdict(b) for b in bursts],
         # latency means latency only under a paced load; a flood's figure is time in queue
         **({"latency_ms": lat, "time_in_queue_ms": None} if spec.rate

@@ -33,6 +33,9 @@ class Point:
     x: object
     spec: PointSpec
     rate_of: str | None = None  # latency-vs-load: offer a fraction (x) of that point's rate
+    # find-max: the p99 bound; the point is the search's flood probe, the search writes the
+    # other probes itself (harness/findmax.py)
+    find_max: float | None = None
 
 
 def profile_names() -> list[str]:
@@ -99,6 +102,18 @@ def expand(
                 points.append(Point(axis, pid, label, frac,
                                     _spec({**params, "label": label}, f"{axis}/{pid}"),
                                     rate_of=results.safe_name(f"{axis}-max")))
+            continue
+        if ax.get("kind") == "find-max":
+            for s in ax.get("series") or [{}]:
+                s = dict(s)
+                params = {**base, **s, **(overrides or {})}
+                label = s.pop("label", None) or " -> ".join(
+                    _fmt(params.get(k, "")) for k in ("producer", "consumer"))
+                params.pop("label", None)
+                pid = results.safe_name(f"{axis}-{label}-rate=max")
+                points.append(Point(axis, pid, label, "max",
+                                    _spec({**params, "label": label}, f"{axis}/{label}"),
+                                    find_max=float(ax.get("p99_bound_ms", 50))))
             continue
         x = ax.get("x")
         xs = x if isinstance(x, list) else [x]  # several parameters can follow one value
@@ -202,7 +217,16 @@ def run_sweep(
     failed_studies = 0
     status = "complete"
     try:
+        external = bool((overrides or {}).get("broker_urls"))
+        calibrate = profile.get("calibrate", True)  # a profile may opt out (tests' tiny ones)
+        if todo and calibrate and not external and "calibration" not in run.manifest:
+            from harness import calibration  # a reference every sweep records first
+
+            calibration.measure(run)
         for point in todo:
+            if point.find_max is not None:
+                failed_studies += _find_max(run, point, progress)
+                continue
             try:
                 if point.rate_of:
                     _offer_fraction(run, point)
@@ -261,6 +285,28 @@ def run_sweep(
         except Exception as e:  # charts must never hide the run's own outcome
             print(f"bench sweep: charts failed: {e}", file=sys.stderr)
     return run.dir, failed + skipped
+
+
+def _find_max(run: results.Run, point: Point, progress: Progress) -> int:
+    """A find-max point: the whole search; returns its failed probes beyond the flood (the
+    flood probe is the point itself, judged with the others)."""
+    from harness import findmax
+
+    try:
+        point.spec.validate()
+    except ValueError as e:
+        run.write_point(point.id, {"status": "skipped", "errors": [str(e)],
+                                   "parameters": point.spec.params(),
+                                   "sweep": {"axis": point.axis, "series": point.series,
+                                             "x": point.x, "kind": "find-max"}})
+        progress.tick(point, f"skipped: {e}")
+        return 0
+    verdict = findmax.search(run, point.spec, point.series, point.find_max, axis=point.axis)
+    findmax.save(run, [verdict])
+    best = verdict["max_sustainable_msgs_per_s"]
+    progress.tick(point, f"max sustainable {best:,.0f} msg/s" if best else
+                  f"no sustainable rate: {verdict.get('why', '')}")
+    return sum(p["status"] != "ok" for p in verdict["probes"] if p["point"] != point.id)
 
 
 def point_verdicts(run: results.Run, points: list[Point]) -> dict[str, tuple[str, str]]:

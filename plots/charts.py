@@ -77,9 +77,13 @@ def footer(manifest: dict, points: list[dict]) -> str:
     for p in points:
         broker = p.get("versions", {}).get("broker", {}).get("version") or broker
     date = (manifest.get("started") or dt.date.today().isoformat())[:10]
+    ref = (manifest.get("calibration") or {}).get("reference") or {}
+    cal = (f" | calibration ref {ref['recv_msgs_per_s']:,.0f} msg/s ({ref['min']:,.0f}-"
+           f"{ref['max']:,.0f})" if isinstance(ref.get("recv_msgs_per_s"), (int, float))
+           else "")
     return (
         f"ActiveMQ Classic {broker} | {m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
-        f"{date} | commit {manifest.get('git_commit', '?')} | run {manifest.get('run_id')}"
+        f"{date} | commit {manifest.get('git_commit', '?')} | run {manifest.get('run_id')}{cal}"
     )
 
 
@@ -462,6 +466,87 @@ def chart_latency(manifest, points, path: Path) -> Path:
     return _finish(fig, ax, manifest, points, path, _busiest_note(points))
 
 
+def chart_find_max(manifest, points, path: Path) -> Path:
+    """The maximum sustainable rate per series: received against offered (the diagonal is
+    keeping up), and p50/p99/p99.9 latency against offered (the hockey stick). Probes that
+    held are filled, the others hollow; a failed probe is a cross with its reason."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 5))
+    by_series: dict[str, list[dict]] = defaultdict(list)
+    for p in points:
+        by_series[(p.get("sweep") or {}).get("series") or "default"].append(p)
+    top = 0.0
+    bound = None
+    marks = []
+    for series, pts in by_series.items():
+        color = _color(series.split(" -> ")[0])
+        rows, flood = [], None
+        for p in pts:
+            sw = p.get("sweep") or {}
+            bound = sw.get("p99_bound_ms", bound)
+            if not _ok(p):
+                x = sw.get("x")
+                marks.append((_num(x) if x != "max" else 0.0, f"{series}: {why_not(p)}"))
+                continue
+            t, st = p["throughput"], p.get("sustained") or {}
+            if sw.get("x") == "max":
+                flood = _num(t.get("recv_msgs_per_s"))
+                continue
+            offered = p["parameters"]["rate"] * p["parameters"].get("producers", 1)
+            lat = p.get("latency_ms") or {}
+            p99 = lat.get("p99")
+            held = bool(st.get("keeps_up")) and p99 is not None and bound is not None \
+                and p99 <= bound
+            rows.append((offered, t, lat, held))
+        rows.sort(key=lambda r: r[0])
+        if not rows:
+            continue
+        xs = [r[0] for r in rows]
+        top = max(top, *xs, flood or 0)
+        med = [_num(r[1].get("recv_msgs_per_s")) for r in rows]
+        lo = [_num(r[1].get("recv_min")) for r in rows]
+        hi = [_num(r[1].get("recv_max")) for r in rows]
+        _whisker(ax1, xs, med, lo, hi, series, color=color)
+        for x, m, r in zip(xs, med, rows):
+            ax1.plot([x], [m], marker="o", markersize=7, color=color,
+                     markerfacecolor=color if r[3] else "white", linestyle="none")
+        if flood:
+            ax1.axhline(flood, color=color, linestyle=":", linewidth=1)
+        held = [r[0] for r in rows if r[3]]
+        if held:
+            ax1.axvline(max(held), color=color, linestyle="--", linewidth=0.8)
+            ax1.annotate(f"max sustainable {max(held):,.0f}", (max(held), 0.02),
+                         xycoords=("data", "axes fraction"), rotation=90, fontsize=7,
+                         ha="right", color=color)
+        for key, label, style in (("p50", "p50", "-"), ("p99", "p99", "--"),
+                                  ("p99_9", "p99.9", ":")):
+            ys = [_num(r[2].get(key)) for r in rows]
+            ax2.plot(xs, ys, style, marker="o", markersize=3, color=color,
+                     label=f"{series} {label}")
+    ax1.plot([0, top * 1.05], [0, top * 1.05], color="#999999", linewidth=0.8,
+             label="received = offered")
+    ax1.set_xlabel("offered msg/s (all producers)")
+    ax1.set_ylabel("received msg/s (median, min-max of 1-s windows)")
+    _thousands(ax1)
+    _thousands(ax1, "x")
+    ax1.grid(alpha=0.3)
+    ax1.legend(fontsize=7, loc="upper left")
+    ax1.set_title("Offered vs received (hollow: did not hold; dotted: flood rate)", fontsize=9)
+    _mark_not_drawn(ax1, marks)
+    if bound is not None:
+        ax2.axhline(bound, **REF_STYLE)
+        _ref_label(ax2, bound, f"p99 bound {bound:g} ms", 0)
+    if ax2.lines and any(_num(v) > 0 for line in ax2.lines for v in line.get_ydata()):
+        ax2.set_yscale("log")
+    ax2.set_xlim(ax1.get_xlim())
+    ax2.set_xlabel("offered msg/s (all producers)")
+    ax2.set_ylabel("latency ms from the intended send time (log)")
+    _thousands(ax2, "x")
+    ax2.grid(alpha=0.3, which="both")
+    ax2.legend(**LEGEND_OUTSIDE)
+    ax2.set_title("Latency vs offered load, sustained probes", fontsize=9)
+    return _finish(fig, ax2, manifest, points, path, _busiest_note(points))
+
+
 def chart_mqperf(manifest, points, path: Path) -> Path:
     """Persistent client-ack throughput by producer-consumer pairs, beside mqperf's table."""
     fig_, ax = chart_by_category(manifest, points, "producer-consumer pairs", "producers",
@@ -511,7 +596,9 @@ def render_run(run_dir: Path) -> list[Path]:
     for axis, pts in _by_axis(points).items():
         if not any(_ok(p) for p in pts) and axis != "languages":
             continue
-        if axis == "consumers":
+        if (pts[0].get("sweep") or {}).get("kind") == "find-max":
+            written.append(chart_find_max(manifest, pts, charts / f"{axis}.png"))
+        elif axis == "consumers":
             written.append(
                 chart_by_numeric(
                     manifest,

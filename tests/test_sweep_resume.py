@@ -12,6 +12,7 @@ from harness import paths, sweep
 pytestmark = pytest.mark.integration
 
 TINY = """
+calibrate: false
 defaults: {producer: [stomp-py], consumer: [stomp-py], count: 500, bursts: 2}
 axes:
   consumers: {x: consumers, values: [1, 2]}

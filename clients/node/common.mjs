@@ -96,7 +96,7 @@ const COMMON = {
   failover: 'value',
 };
 const ROLE = {
-  producer: { persistent: 'flag', rate: 'value', nonce: 'value' },
+  producer: { persistent: 'flag', rate: 'value', nonce: 'value', duration: 'value' },
   consumer: { ack: 'value', prefetch: 'value' },
 };
 const OTHER = { producer: 'consumer', consumer: 'producer' };
@@ -117,6 +117,7 @@ over WebSocket), stomp://HOST:PORT or tcp://HOST:PORT (STOMP over TCP), stomp+ss
 ${role === 'producer'
     ? `  --persistent           persistent delivery (persistent:true)
   --rate R               messages/s, 0 = as fast as possible (default 0)
+  --duration S           seconds per burst instead of --count messages, 0 = off (default 0)
   --nonce NONCE          run nonce [A-Za-z0-9]{1,32}, stamped on every message as bb_nonce
                          (default 0)
 `
@@ -233,6 +234,7 @@ export function parseArgs(role, argv) {
   if (role === 'producer') {
     o.persistent = !!raw.persistent;
     o.rate = raw.rate === undefined ? 0 : num('rate', raw.rate, 0, 1e9);
+    o.duration = raw.duration === undefined ? 0 : num('duration', raw.duration, 0, 86400);
     o.nonce = raw.nonce === undefined ? '0' : raw.nonce;
     if (!NONCE_RE.test(o.nonce)) fail(2, `--nonce must match [A-Za-z0-9]{1,32}, got ${JSON.stringify(o.nonce)}`);
   } else {

@@ -24,7 +24,11 @@ const ndigits = Math.min(6, o.size);
 let textBody = false;
 const tail = o.size > 6 ? 'x'.repeat(o.size - 6) : '';
 const sentNs = [];                  // bb_sent_ns (string) of every message sent, by seq
-const copies = [];                  // --failover: [seq, bb_sent_ns] of copies sent before
+const copies = [];                  // --failover: [seq, bb_sent_ns, handed over] of copies sent before
+const actualNs = [];                // when each was handed to stompjs (bigint)
+// a burst of fixed duration: the messages due before its end, or a flood until it ends
+const burstCount = o.duration > 0 ? (o.rate > 0 ? Math.max(1, Math.ceil(o.duration * o.rate)) : Number.MAX_SAFE_INTEGER) : o.count;
+const durationNs = BigInt(Math.round(o.duration * 1e9));
 let sent = 0;
 let stopping = false;               // stop after the current burst (stdin stop / EOF)
 let aborting = false;               // stop now (SIGTERM)
@@ -87,14 +91,15 @@ async function burst(b) {
     if (done || aborting) return;
     while (!conn.connected && !aborting) await sleep(20);
     process.stderr.write(`burst ${b} unconfirmed when the connection dropped: sending it again\n`);
-    for (let s = b * o.count; s < sentNs.length; s++) copies.push([s, sentNs[s]]);
-    sent -= sentNs.length - b * o.count;
-    sentNs.length = b * o.count;
+    for (let s = b * burstCount; s < sentNs.length; s++) copies.push([s, sentNs[s], actualNs[s]]);
+    sent -= sentNs.length - b * burstCount;
+    sentNs.length = b * burstCount;
+    actualNs.length = b * burstCount;
   }
 }
 
 async function attemptBurst(b, drops) {
-  const count = o.count;
+  const count = burstCount;
   const base = b * count;
   const bStr = String(b);
   const rate = o.rate;
@@ -108,11 +113,13 @@ async function attemptBurst(b, drops) {
   let lastNs = 0n;
   const startHr = hr();
   const startNs = hrToEpoch(startHr);
+  const endNs = durationNs > 0n && nsPer === 0 ? startNs + durationNs : 0n; // a timed flood
 
   let confirmed = false;
   const receiptSeen = new Promise((res) => client.watchForReceipt(receipt, () => { confirmed = true; res(); }));
 
   let i = 0;
+  let finished = false;               // the burst's last message is sent
   while (i < count) {
     if (aborting) break;
     let end = Math.min(count, i + CHUNK);
@@ -146,11 +153,12 @@ async function attemptBurst(b, drops) {
       };
       if (persistent) headers.persistent = 'true';
       if (txId !== null) headers.transaction = txId;
-      const last = i === count - 1;
+      const last = i === count - 1 || (endNs > 0n && t >= endNs);
       if (last && tx === 0) headers.receipt = receipt;
       if (text !== null) client.publish({ destination: dests[s % nd], headers, body: text });
       else client.publish({ destination: dests[s % nd], headers, binaryBody: body });
       sentNs.push(sentStr);
+      actualNs.push(t);
       sent++;
       if (i === 0) firstNs = t;
       lastNs = t;
@@ -159,8 +167,10 @@ async function attemptBurst(b, drops) {
         else client.commit(txId);
         txId = null;
       }
+      if (last) { i++; finished = true; break; }
       if (conn.buffered() > HIGH_WATER) { i++; break; }
     }
+    if (finished) break;
     if (conn.buffered() > HIGH_WATER) await drained(conn, LOW_WATER);
     else await immediate();
   }
@@ -182,12 +192,12 @@ async function finish() {
   if (ticker) clearInterval(ticker);
   if (client) await disconnect(client, conn);
   if (o.records) {
-    const count = o.count;
+    const count = burstCount;
     const id = o.id;
-    writeRecords(o.records, '#producer\tseq\tburst\tsent_ns', sentNs.length + copies.length,
+    writeRecords(o.records, '#producer\tseq\tburst\tsent_ns\tactual_ns', sentNs.length + copies.length,
       (k) => {
-        const [s, t] = k < sentNs.length ? [k, sentNs[k]] : copies[k - sentNs.length];
-        return `${id}\t${s}\t${Math.floor(s / count)}\t${t}\n`;
+        const [s, t, a] = k < sentNs.length ? [k, sentNs[k], actualNs[k]] : copies[k - sentNs.length];
+        return `${id}\t${s}\t${Math.floor(s / count)}\t${t}\t${a}\n`;
       });
   }
   emit({ event: 'done', id: o.id, sent: sent + copies.length });

@@ -47,7 +47,7 @@ my %COMMON = (
     ca => 1, failover => 1,
 );
 my %ROLE = (
-    producer => { persistent => 0, rate => 1, nonce => 1 },
+    producer => { persistent => 0, rate => 1, nonce => 1, duration => 1 },
     consumer => { ack => 1, prefetch => 1 },
 );
 
@@ -56,6 +56,7 @@ sub usage {
     my $specific = $role eq 'producer'
       ? "  --persistent             persistent delivery (STOMP persistent:true)\n"
       . "  --rate R                 messages/s (0 = as fast as possible) [0]\n"
+      . "  --duration S             seconds per burst instead of --count messages, 0 = off [0]\n"
       . "  --nonce N                run nonce stamped on every message (bb_nonce) [0]\n"
       . "  --count N                messages per burst [1000]\n"
       : "  --ack MODE               auto | client | client-individual [auto]\n"
@@ -165,7 +166,7 @@ sub parse_args {
     my %o = (
         count => 1000, size => 6, bursts => 1, 'tx-batch' => 0, 'connect-timeout' => 10,
         id => ($role eq 'producer' ? 'p1' : 'c1'), gate => 0,
-        ($role eq 'producer' ? (persistent => 0, rate => 0, nonce => '0')
+        ($role eq 'producer' ? (persistent => 0, rate => 0, nonce => '0', duration => 0)
                              : (ack => 'auto', prefetch => 1000)),
     );
     read_options(\@argv, \%allowed, \%o);
@@ -204,6 +205,8 @@ sub parse_args {
 
     if ($role eq 'producer') {
         _num_opt(\%o, 'rate');
+        _num_opt(\%o, 'duration');
+        fail(2, "--duration must be 0..86400 seconds: $o{duration}") if $o{duration} > 86400;
         fail(2, "--nonce must match [A-Za-z0-9]{1,32}: '$o{nonce}'")
           unless $o{nonce} =~ /^[A-Za-z0-9]{1,32}\z/;
     } else {

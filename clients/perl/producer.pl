@@ -7,6 +7,7 @@ use lib $FindBin::Bin;
 use Common;
 use Time::HiRes qw(gettimeofday);
 use Compress::Raw::Zlib ();
+use POSIX ();
 
 my $o = parse_args('producer', @ARGV);
 my $id = $o->{id};
@@ -15,6 +16,10 @@ my $stop = 0;
 my $stomp = start($o, \$stop);
 
 my $count = $o->{count};
+my $duration_ns = int($o->{duration} * 1e9);
+if ($duration_ns) {    # a burst of fixed duration: the messages due before its end, or a flood
+    $count = $o->{rate} > 0 ? POSIX::ceil($o->{duration} * $o->{rate}) || 1 : 1e15;
+}
 my $size  = $o->{size};
 my $txn   = $o->{'tx-batch'};
 my $rate  = $o->{rate};
@@ -67,6 +72,7 @@ sub send_burst {
     my $start = Common::now_ns();
     my $ns_per_msg = $rate > 0 ? 1e9 / $rate : 0;
     my $rid = "bb-$id-burst-$b";
+    my $end = $duration_ns && !$ns_per_msg ? $start + $duration_ns : 0;    # a timed flood
     my $n = 0;
     my $confirm;                # the frame that carries the receipt was sent
     for (my $i = 0; $i < $count; $i++) {
@@ -87,6 +93,7 @@ sub send_burst {
             ($s, $us) = gettimeofday();
             $sent_ns = $now = $s * 1000000000 + $us * 1000;
         }
+        my $final = $i == $count - 1 || ($end && $now >= $end);
         my $body = $size >= 6 ? sprintf('%06d', $seq % 1000000) . $filler
                               : substr(sprintf('%06d', $seq % 1000000), 0, $size);
         my %h = (
@@ -103,7 +110,7 @@ sub send_burst {
                 $tx_open = 1;
             }
             $h{transaction} = "bb-$id-tx-$tx_seq";
-        } elsif ($i == $count - 1) {
+        } elsif ($final) {
             $h{receipt} = $rid;
             $confirm = 1;
         }
@@ -112,9 +119,9 @@ sub send_burst {
         $stomp->send(\%h);
         $n++;
         $sent_total++;
-        $rec .= "$id\t$seq\t$b\t$sent_ns\n";
-        if ($txn && ($n % $txn == 0 || $i == $count - 1)) {
-            if ($i == $count - 1) {
+        $rec .= "$id\t$seq\t$b\t$sent_ns\t$now\n";
+        if ($txn && ($n % $txn == 0 || $final)) {
+            if ($final) {
                 tx_frame('COMMIT', receipt => $rid);
                 $confirm = 1;
             } else {
@@ -123,6 +130,7 @@ sub send_burst {
             $tx_open = 0;
         }
         tick($now) if $now >= $next_tick;
+        last if $final;
     }
     return '' unless $n;
     $unconfirmed = [$b, $n, $first, $last];
@@ -177,7 +185,7 @@ my $rc = eval {
         die "no receipt for DISCONNECT: the last burst is unconfirmed\n" unless $confirmed;
         print_burst($unconfirmed);
     }
-    write_records($o->{records}, "#producer\tseq\tburst\tsent_ns", \$rec);
+    write_records($o->{records}, "#producer\tseq\tburst\tsent_ns\tactual_ns", \$rec);
     emit('done', id => $id, sent => $sent_total);
     1;
 };

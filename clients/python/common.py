@@ -97,6 +97,8 @@ def parser(role: str) -> ArgumentParser:
     if role == "producer":
         p.add_argument("--persistent", action="store_true")
         p.add_argument("--rate", type=float, default=0.0, help="msg/s per producer, 0 = max")
+        p.add_argument("--duration", type=float, default=0.0,
+                       help="seconds per burst instead of --count messages (0 = off)")
         p.add_argument("--nonce", default="0", help="run nonce stamped on every message (bb_nonce)")
     else:
         p.add_argument(
@@ -121,6 +123,8 @@ def parse(role: str, argv=None) -> argparse.Namespace:
         p.error("--connect-timeout must be > 0")
     if role == "producer" and args.rate < 0:
         p.error("--rate must be >= 0")
+    if role == "producer" and not 0 <= args.duration <= 86400:
+        p.error(f"--duration must be 0..86400 seconds: {args.duration}")
     if role == "producer" and not _NONCE.match(args.nonce):
         p.error(f"--nonce must match [A-Za-z0-9]{{1,32}}: {args.nonce!r}")
     if role == "consumer" and args.ack == "dups-ok":

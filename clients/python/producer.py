@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import signal
 import sys
 import time
@@ -35,6 +36,9 @@ def main(argv=None) -> int:
     emit("ready", id=args.id, role="producer", **tcp_nodelay(conn))
 
     pid, count, size = args.id, args.count, args.size
+    duration_ns = int(args.duration * 1e9)
+    if duration_ns:  # a burst of fixed duration: the messages due before its end, or a flood
+        count = max(1, math.ceil(args.duration * args.rate)) if args.rate > 0 else 10**15
     dests = ["/queue/" + d for d in args.destinations]
     ndest = len(dests)
     filler = b"x" * max(0, size - 6)
@@ -42,7 +46,9 @@ def main(argv=None) -> int:
     if args.persistent:
         base["persistent"] = "true"
     times: list[int] = []  # bb_sent_ns of each message, seq order across bursts
-    copies: list[tuple[int, int]] = []  # --failover: (seq, bb_sent_ns) of copies sent before
+    actual: list[int] = []  # when each was handed to stomp.py
+    # --failover: (seq, bb_sent_ns, handed over) of copies sent before
+    copies: list[tuple[int, int, int]] = []
     ticker = Ticker(pid, "sent", times.__len__)
     ticker.start()
 
@@ -71,8 +77,9 @@ def main(argv=None) -> int:
                 fail(1, f"no reconnection to {args.url} (connection lost)")
             sys.stderr.write(f"burst {b} unconfirmed when the connection dropped: sending it "
                              "again\n")
-            copies.extend(enumerate(times[b * count:], b * count))
-            del times[b * count:]
+            copies.extend((s, t, a) for s, (t, a) in
+                          enumerate(zip(times[b * count:], actual[b * count:]), b * count))
+            del times[b * count:], actual[b * count:]
 
     def attempt_burst(b: int, gen: int) -> bool:
         first_seq = b * count
@@ -80,6 +87,8 @@ def main(argv=None) -> int:
         start = now_ns()
         period = 1e9 / args.rate if args.rate > 0 else 0.0
         send, append, copy = conn.send, times.append, {**base, "bb_burst": str(b)}.copy
+        append_actual = actual.append
+        end = start + duration_ns if duration_ns and not period else 0  # a timed flood ends here
         for i in range(count):
             seq = first_seq + i
             t = now_ns()
@@ -92,27 +101,31 @@ def main(argv=None) -> int:
             h = copy()
             h["bb_seq"] = str(seq)
             h["bb_sent_ns"] = str(stamp)
+            last = i == count - 1 or (end and t >= end)
             if args.tx_batch:
                 if tx is None:
                     tx = conn.begin()
                 h["transaction"] = tx
-            elif i == count - 1:
+            elif last:
                 h["receipt"] = f"{pid}-{b}"
             counter = b"%06d" % (seq % 1000000)
             body = counter + filler if size >= 6 else counter[:size]
             h["bb_crc32"] = "%08x" % zlib.crc32(body)
             send(dests[seq % ndest], body, headers=h)
             append(stamp)  # the records carry bb_sent_ns as stamped
+            append_actual(t)
             if i == 0:
                 first_t = t
-            if tx is not None and ((i + 1) % args.tx_batch == 0 or i == count - 1):
+            if tx is not None and ((i + 1) % args.tx_batch == 0 or last):
                 receipt = f"{pid}-{b}-tx{i}"
                 conn.commit(tx, headers={"receipt": receipt})
                 confirm(receipt, gen)
                 tx = None
+            if last:
+                break
         if not args.tx_batch and not confirm(f"{pid}-{b}", gen):
             return False
-        emit("burst", id=pid, burst=b, sent=count, first_ns=first_t, last_ns=t)
+        emit("burst", id=pid, burst=b, sent=i + 1, first_ns=first_t, last_ns=t)
         return True
 
     def commands():
@@ -142,9 +155,10 @@ def main(argv=None) -> int:
         pass
     if args.records:
         with open(args.records, "w") as f:
-            f.write("#producer\tseq\tburst\tsent_ns\n")
-            f.writelines(f"{pid}\t{s}\t{s // count}\t{t}\n" for s, t in enumerate(times))
-            f.writelines(f"{pid}\t{s}\t{s // count}\t{t}\n" for s, t in copies)
+            f.write("#producer\tseq\tburst\tsent_ns\tactual_ns\n")
+            f.writelines(f"{pid}\t{s}\t{s // count}\t{t}\t{a}\n"
+                         for s, (t, a) in enumerate(zip(times, actual)))
+            f.writelines(f"{pid}\t{s}\t{s // count}\t{t}\t{a}\n" for s, t, a in copies)
     if failover is not None and failover.gave_up:
         fail(1, failover.gave_up)
     emit("done", id=pid, sent=len(times) + len(copies))

@@ -65,6 +65,7 @@ public final class Common {
         public String ack = "auto";
         public int prefetch = 1000;
         public double rate;
+        public double duration;   // seconds per burst instead of count messages; 0 = off
         public int txBatch;
         public String id;
         public String nonce = "0";
@@ -97,7 +98,7 @@ public final class Common {
     private static final String[][] OPTIONS = {
         {"url", "pc", "v"}, {"destinations", "pc", "v"}, {"count", "pc", "v"}, {"size", "pc", "v"},
         {"bursts", "pc", "v"}, {"persistent", "p", ""}, {"async-send", "p", ""}, {"ack", "c", "v"},
-        {"prefetch", "c", "v"}, {"rate", "p", "v"}, {"tx-batch", "pc", "v"}, {"id", "pc", "v"}, {"nonce", "p", "v"},
+        {"prefetch", "c", "v"}, {"rate", "p", "v"}, {"duration", "p", "v"}, {"tx-batch", "pc", "v"}, {"id", "pc", "v"}, {"nonce", "p", "v"},
         {"records", "pc", "v"}, {"gate", "pc", ""}, {"user", "pc", "v"}, {"password", "pc", "v"}, {"ca", "pc", "v"},
         {"connect-timeout", "pc", "v"}, {"failover", "pc", "v"}, {"version", "pc", ""}, {"help", "pc", ""},
     };
@@ -147,6 +148,7 @@ public final class Common {
                     if (value.trim().equals("0")) usage("--prefetch 0 (pull consumer) is not supported: activemq-client refuses it for MessageListeners; use >= 1");
                     o.prefetch = intIn(name, value, 1, Short.MAX_VALUE); break;
                 case "rate": o.rate = doubleIn(name, value, 0, 1e9, true); break;
+                case "duration": o.duration = doubleIn(name, value, 0, 86400, true); break;
                 case "tx-batch": o.txBatch = intIn(name, value, 0, Integer.MAX_VALUE); break;
                 case "id":
                     if (!ID.matcher(value).matches()) usage("--id must match [A-Za-z0-9_.-]{1,64} (got '" + value + "')");
@@ -277,7 +279,8 @@ public final class Common {
             b.append("  --persistent           persistent delivery (sent synchronously unless --async-send)\n")
              .append("  --async-send           send persistent messages asynchronously too (useAsyncSend); the\n")
              .append("                         last message of each burst is still confirmed before 'burst'\n")
-             .append("  --rate R               messages/s (0 = as fast as possible); bb_sent_ns = intended time\n");
+             .append("  --rate R               messages/s (0 = as fast as possible); bb_sent_ns = intended time\n")
+             .append("  --duration S           seconds per burst instead of --count messages (0 = off)\n");
         } else {
             b.append("  --ack MODE             auto (one acknowledgement per message, after the listener),\n")
              .append("                         client (cumulative, every ceil(prefetch/2)), client-individual, dups-ok\n")

@@ -57,6 +57,8 @@ public class Producer {
     private volatile long sent;            // messages sent so far (read by the ticker)
     private int pendingTx;                 // sent in the open transaction
     private long[] sentNs = new long[0];   // records: bb_sent_ns per message, index = seq
+    private long[] actualNs = new long[0]; // records: when each message was handed to send()
+    private int burstCount;                // --count, or the messages of a --duration burst
 
     protected Producer(Common.Opts o) { this.o = o; }
 
@@ -118,7 +120,14 @@ public class Producer {
         });
         body = new byte[o.size];
         Arrays.fill(body, (byte) 'x');
-        if (o.records != null) sentNs = new long[(int) Math.min((long) o.count * o.bursts, 1 << 20)];
+        // a burst of fixed duration: the messages due before its end, or a flood until it ends
+        burstCount = o.duration <= 0 ? o.count
+            : o.rate > 0 ? (int) Math.max(1, Math.min(Integer.MAX_VALUE - 8, Math.ceil(o.duration * o.rate)))
+            : Integer.MAX_VALUE;
+        if (o.records != null) {
+            sentNs = new long[(int) Math.min((long) burstCount * o.bursts, 1 << 20)];
+            actualNs = new long[sentNs.length];
+        }
         Common.emit("ready", o.id, "\"role\":\"producer\"," + Common.nodelayJson(conn, o));
         ticker = Common.ticker(o.id, "sent", () -> sent);
         try {
@@ -153,12 +162,13 @@ public class Producer {
     }
 
     private void sendBurst0(int burst) throws JMSException, InterruptedException {
-        final int count = o.count, nd = producers.length;
+        final int count = burstCount, nd = producers.length;
         final long base = (long) burst * count;
         final boolean tx = o.txBatch > 0;
         final boolean confirmLast = !tx && (!o.persistent || o.asyncSend);
         final double nsPerMsg = o.rate > 0 ? 1e9 / o.rate : 0;
         final long start = Common.nowNs();
+        final long end = o.duration > 0 && nsPerMsg == 0 ? start + (long) (o.duration * 1e9) : 0;  // a timed flood
         long first = 0, last = 0;
         int i = 0;
         for (; i < count; i++) {
@@ -174,21 +184,23 @@ public class Producer {
             } else {
                 stamp = now = Common.nowNs();
             }
+            final boolean finalOne = i == count - 1 || (end != 0 && now >= end);
             Message m = message(burst, seq, stamp);
             MessageProducer p = producers[(int) (seq % nd)];
             if (i == 0) first = now;
             last = now;
-            if (confirmLast && i == count - 1) {
+            if (confirmLast && finalOne) {
                 sendConfirmed((ActiveMQMessageProducer) p, m);
             } else {
                 p.send(m);
                 if (tx && ++pendingTx >= o.txBatch) { session.commit(); pendingTx = 0; }
             }
-            record(seq, stamp);
+            record(seq, stamp, now);
+            if (finalOne) { i++; break; }
         }
         if (tx && pendingTx > 0) { session.commit(); pendingTx = 0; }
-        if (i == count) {
-            Common.emit("burst", o.id, "\"burst\":" + burst + ",\"sent\":" + count + ",\"first_ns\":" + first + ",\"last_ns\":" + last);
+        if (i == count || (end != 0 && last >= end)) {
+            Common.emit("burst", o.id, "\"burst\":" + burst + ",\"sent\":" + i + ",\"first_ns\":" + first + ",\"last_ns\":" + last);
         }
     }
 
@@ -206,10 +218,15 @@ public class Producer {
         if (failure[0] != null) throw failure[0];
     }
 
-    private void record(long seq, long stamp) {
+    private void record(long seq, long stamp, long actual) {
         if (o.records != null) {
-            if (seq >= sentNs.length) sentNs = Arrays.copyOf(sentNs, (int) Math.min(Integer.MAX_VALUE - 8, Math.max(seq + 1, 2L * sentNs.length)));
+            if (seq >= sentNs.length) {
+                int n = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(seq + 1, 2L * sentNs.length));
+                sentNs = Arrays.copyOf(sentNs, n);
+                actualNs = Arrays.copyOf(actualNs, n);
+            }
             sentNs[(int) seq] = stamp;
+            actualNs[(int) seq] = actual;
         }
         sent = seq + 1;   // seq runs on across bursts from 0
     }
@@ -237,11 +254,11 @@ public class Producer {
 
     private void writeRecords(long n) {
         try (Writer w = new BufferedWriter(new OutputStreamWriter(new FileOutputStream(o.records), StandardCharsets.US_ASCII), 1 << 16)) {
-            w.write("#producer\tseq\tburst\tsent_ns\n");
+            w.write("#producer\tseq\tburst\tsent_ns\tactual_ns\n");
             StringBuilder sb = new StringBuilder(64);
             for (long s = 0; s < n; s++) {
                 sb.setLength(0);
-                sb.append(o.id).append('\t').append(s).append('\t').append(s / o.count).append('\t').append(sentNs[(int) s]).append('\n');
+                sb.append(o.id).append('\t').append(s).append('\t').append(s / burstCount).append('\t').append(sentNs[(int) s]).append('\t').append(actualNs[(int) s]).append('\n');
                 w.append(sb);
             }
         } catch (IOException e) {
