@@ -80,6 +80,8 @@ def measure(argv: list[str], probes: int = PROBES, timeout: float = 20.0) -> Rea
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
+        proc.stdout.close()
+        proc.stderr.close()
     return offset(samples)
 
 

@@ -1,0 +1,268 @@
+"""Hosts beyond one machine: the inventory, the SSH launcher, clock offsets, and the proof on
+network namespaces each running its own sshd (broker, producers and two consumer hosts apart;
+all four languages; a store-and-forward pair on two hosts; SIGKILL of the harness)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from harness import clocks, inventory, paths, sshhosts, topology
+from harness.cli import summary
+from harness.launch import Ssh
+from harness.measure import ConsumerRecord
+from harness.points import document
+from harness.run import PointSpec, Runner
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- the inventory (pure logic) -----------------------------------------------------------------
+def write(tmp_path, text: str) -> Path:
+    p = tmp_path / "hosts.yaml"
+    p.write_text(text)
+    return p
+
+
+GOOD = """
+ssh: {user: bench, identity: /keys/bench, known_hosts: kh}
+hosts:
+  brk: {ssh: "192.0.2.11", workdir: /opt/bb, roles: [broker]}
+  gen1: {ssh: "ops@192.0.2.12:2222", address: 198.51.100.12, workdir: /opt/bb/, roles: producers}
+  gen2: {ssh: "192.0.2.13", workdir: /opt/bb, roles: [consumers]}
+  gen3: {ssh: "192.0.2.14", workdir: /opt/bb, roles: [consumers, producers]}
+"""
+
+
+def test_an_inventory_is_read_with_users_ports_addresses_and_roles(tmp_path):
+    inv = inventory.load(write(tmp_path, GOOD))
+    by = {h.name: h for h in inv.hosts}
+    assert (by["brk"].user, by["brk"].port, by["brk"].address) == ("bench", 22, "192.0.2.11")
+    assert (by["gen1"].user, by["gen1"].port, by["gen1"].address) == ("ops", 2222,
+                                                                         "198.51.100.12")
+    assert by["gen1"].workdir == "/opt/bb" and by["gen1"].roles == ["producers"]
+    assert [h.name for h in inv.with_role("consumers")] == ["gen2", "gen3"]
+    assert inv.options["UserKnownHostsFile"] == str(tmp_path / "kh")
+    assert inv.options["IdentityFile"] == "/keys/bench"
+
+
+@pytest.mark.parametrize("text, says", [
+    ("hosts: []", "needs a 'hosts' mapping"),
+    ("hosts: {a: {ssh: 'x y', workdir: /w, roles: [broker]}}", "ssh must be"),
+    ("hosts: {a: {ssh: h, workdir: rel, roles: [broker]}}", "workdir must be an absolute"),
+    ("hosts: {a: {ssh: h, workdir: /w, roles: [cook]}}", "roles must be"),
+    ("hosts: {a: {ssh: h, workdir: /w, roles: [broker], colour: red}}", "unknown key(s) colour"),
+    ("hosts: {a: {ssh: 'h:70000', workdir: /w, roles: [broker]}}", "out of range"),
+    ("hosts: {a: {ssh: h, workdir: /w, roles: [broker, producers]}}", "no host has the role "
+                                                                       "consumers"),
+    ("hosts: [unclosed", "not YAML"),
+])
+def test_a_bad_inventory_is_one_line_naming_what_is_wrong(tmp_path, text, says):
+    with pytest.raises(ValueError) as e:
+        inventory.load(write(tmp_path, text))
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_missing_inventory_and_an_unknown_hosts_value_are_refused():
+    with pytest.raises(ValueError, match="cannot read it"):
+        inventory.load("/nonexistent/hosts.yaml")
+    with pytest.raises(ValueError, match="or an inventory FILE.yaml"):
+        topology.check("single", "static", "moon")
+    topology.check("single", "static", "netns-ssh")
+    topology.check("single", "static", "/some/hosts.yml")
+
+
+def test_bench_run_with_a_bad_inventory_exits_non_zero_with_one_line(tmp_path):
+    bad = write(tmp_path, "hosts: {a: {ssh: h, workdir: /w, roles: [broker]}}")
+    r = subprocess.run([str(ROOT / "bench"), "run", "--hosts", str(bad)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode != 0
+    err = [line for line in r.stderr.splitlines() if "error" in line]
+    assert err and "no host has the role producers" in err[-1], r.stderr
+
+
+def test_placement_takes_each_role_round_robin(tmp_path):
+    inv = inventory.load(write(tmp_path, GOOD))
+    pl = inventory.Placement(inv, {}, probe=None, brokers=["a", "b"])
+    assert pl.broker_host("a") == pl.broker_host("b") == "brk"
+    assert [pl.client_host("producer", i) for i in range(3)] == ["gen1", "gen3", "gen1"]
+    assert [pl.client_host("consumer", i) for i in range(3)] == ["gen2", "gen3", "gen2"]
+
+
+# -- the launcher (pure logic) ------------------------------------------------------------------
+def test_the_ssh_command_maps_paths_and_quotes_every_argument(tmp_path):
+    point = tmp_path / "points" / "p"
+    ssh = Ssh(name="h", address="192.0.2.5", user="bench", project="/opt/bb",
+              local_root=point, remote_root="/opt/bb/.bb-points/p-1", port=2222,
+              options={"UserKnownHostsFile": "/run/kh"})
+    argv = ssh.command([str(paths.ROOT / ".venv/bin/python"), "--id", "it's; rm -rf /",
+                        "--records", str(point / "records" / "c1.tsv")], cwd=point / "records")
+    i = argv.index("192.0.2.5")
+    head, far = argv[:i + 1], argv[i + 1:]
+    assert head[:2] == ["ssh", "-T"] and "BatchMode=yes" in head
+    assert "StrictHostKeyChecking=yes" in head and "UserKnownHostsFile=/run/kh" in head
+    assert head[head.index("-p") + 1] == "2222" and head[head.index("-l") + 1] == "bench"
+    assert len(far) == 1 and far[0].startswith("exec ")
+    import shlex
+    words = shlex.split(far[0])[1:]
+    assert words[:3] == ["/opt/bb/.venv/bin/python", "/opt/bb/harness/remote_exec.py", "run"]
+    assert words[3:5] == ["--cwd", "/opt/bb/.bb-points/p-1/records"]
+    assert words[6:] == ["/opt/bb/.venv/bin/python", "--id", "it's; rm -rf /", "--records",
+                         "/opt/bb/.bb-points/p-1/records/c1.tsv"]
+
+
+# -- clocks (pure logic, hand-computed) -----------------------------------------------------------
+def test_the_offset_is_ntps_from_the_minimum_round_trip():
+    # host 500 ns ahead; the first probe waited 10,000 ns on the way out, the second is clean
+    samples = [(1_000, 11_500, 11_600, 11_100), (20_000, 20_600, 20_700, 20_300)]
+    r = clocks.offset(samples)
+    assert r.rtt_ns == 200 and r.offset_ns == 500 and r.uncertainty_ns == 101
+    assert r.probes == 2
+
+
+def test_combine_takes_the_mean_and_widens_by_the_drift():
+    a = clocks.Reading(1_000, 50, 100, 24, 0)
+    b = clocks.Reading(1_400, 80, 160, 24, 1)
+    c = clocks.combine(a, b)
+    assert (c["offset_ns"], c["drift_ns"], c["uncertainty_ns"]) == (1_200, 400, 280)
+    assert clocks.combine(None, None) == {"available": False}
+
+
+def test_records_are_corrected_onto_the_harness_clock():
+    hosts = {"g1": {"available": True, "offset_ns": 1_000, "uncertainty_ns": 10},
+             "g2": {"available": True, "offset_ns": -2_000, "uncertainty_ns": 30}}
+    host_of = {"p1-perl": "g1", "c1-java": "g2"}
+    prods = [("p1-perl", 0, 0, 5_000)]
+    rec = ConsumerRecord("p1-perl", 0, 0, 5_000, 9_000, 6, True, False, "q")
+    clocks.correct(prods, {"c1-java": [rec]}, host_of, hosts)
+    assert prods == [("p1-perl", 0, 0, 4_000)]
+    assert (rec.sent_ns, rec.recv_ns) == (4_000, 11_000)  # 7 us of latency, not 4
+    assert clocks.cross_host_uncertainty_ns(host_of, hosts, ["p1-perl"], ["c1-java"]) == 40
+    assert clocks.cross_host_uncertainty_ns({"p": "g1", "c": "g1"}, hosts, ["p"], ["c"]) is None
+
+
+# -- the proof: network namespaces each running its own sshd (root) ----------------------------
+need_root = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces and sshd need root")
+
+
+@pytest.fixture
+def need_ssh_hosts():
+    why = sshhosts.available()
+    if why:
+        pytest.skip(why)
+    if not paths.BROKER_CLASSES.exists():
+        pytest.skip("broker not built (./bench setup)")
+
+
+LANGS = ["perl", "python", "node", "java"]
+
+
+@pytest.mark.integration
+@pytest.mark.root
+@need_root
+@pytest.mark.parametrize("topo", ["single", "forward"])
+def test_four_languages_on_hosts_of_their_own_over_ssh(tmp_path, need_ssh_hosts, topo):
+    spec = PointSpec(producer=LANGS, consumer=LANGS, producers=4, consumers=4, count=1000,
+                     bursts=2, topology=topo, hosts="netns-ssh")
+    for r in (*spec.slots()[0], *spec.slots()[1]):
+        if r.client.missing():
+            pytest.skip(r.client.missing())
+    out = Runner(spec, tmp_path / "point").run()
+    doc = document(out, "now")
+    doc["point"] = "p"
+    acc = doc["accounting"]
+    assert doc["status"] == "ok", doc["errors"]
+    assert (acc["sent"], acc["received"], acc["lost"], acc["duplicates"], acc["corrupt"]) == \
+        (8000, 8000, 0, 0, 0)
+    assert doc["broker_witness"]["agrees"]
+    where = {p["name"]: p["host"] for p in doc["resources"]["processes"]}
+    brokers = topology.layout(topo).brokers
+    assert {where[f"broker-{b}"] for b in brokers} == {f"b{i + 1}" for i in range(len(brokers))}
+    assert {h for n, h in where.items() if n[0] == "p"} == {"p1"}
+    assert {h for n, h in where.items() if n[0] == "c"} == {"c1", "c2"}
+    assert all(p["exit_code"] == 0 and p["cpu_s"] > 0 for p in doc["resources"]["processes"])
+    clk = doc["clocks"]
+    assert set(clk["hosts"]) == set(where.values())
+    for h in clk["hosts"].values():  # one kernel clock here: offsets within their uncertainty
+        assert h["available"] and h["before"] and h["after"]
+        assert abs(h["offset_ns"]) <= h["uncertainty_ns"] + 50_000
+    assert 0 < clk["cross_host_uncertainty_ms"] < 50
+    text = summary(doc)
+    assert "across hosts (clock offsets)" in text and "clock c2: offset" in text
+    print(text)
+    assert not (tmp_path / "point" / "work").exists()
+
+
+HARNESS = """
+import json, sys, time
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from harness.procs import Supervisor
+sup = Supervisor(Path({d!r}) / "harness-logs")
+child = sup.start("prog", json.loads(sys.argv[1]), remote=True)
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def marked(marker: str) -> list[int]:
+    """Every process whose command line holds ``marker``: the program, its remote_exec, and
+    the ssh client."""
+    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+@pytest.mark.integration
+@pytest.mark.root
+@need_root
+def test_sigkill_of_the_harness_ends_the_program_on_the_host(tmp_path, need_ssh_hosts):
+    """The program dies because its SSH session did: the hosts (owned by this test) live on,
+    so nothing else could have ended it."""
+    net = sshhosts.SshNetns(f"k{uuid.uuid4().hex[:5]}", ["h1"], tmp_path / "keys",
+                            tmp_path / "logs")
+    net.start()
+    try:
+        marker = uuid.uuid4().hex
+        argv = net.launcher("h1", tmp_path, str(tmp_path / "far")).command(
+            [sys.executable, "-c", "import time; time.sleep(600)", marker])
+        proc = subprocess.Popen([sys.executable, "-c", HARNESS.format(root=str(ROOT),
+                                                                      d=str(tmp_path)),
+                                 json.dumps(argv)], stdout=subprocess.PIPE, text=True)
+        try:
+            int(proc.stdout.readline())
+            deadline = time.monotonic() + 20
+            inside: set[int] = set()
+            while len(inside) < 2 and time.monotonic() < deadline:  # remote_exec and program
+                time.sleep(0.05)
+                inside = set(marked(marker)) & set(map(int, subprocess.run(
+                    ["ip", "netns", "pids", net.net.namespace("h1")], capture_output=True,
+                    text=True).stdout.split()))
+            assert len(inside) == 2, "the program did not start on h1"
+            far = sorted(inside)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            proc.stdout.close()
+        t0 = time.monotonic()
+        while marked(marker) and time.monotonic() - t0 < 15:
+            time.sleep(0.02)
+        took = time.monotonic() - t0
+        assert not marked(marker), f"program {far} still runs {took:.1f} s after SIGKILL"
+        assert set(net.net.names) <= _namespaces()  # the hosts are still there
+        print(f"the program on h1 ended {took:.2f} s after SIGKILL of the harness")
+    finally:
+        net.stop()
+    assert not set(net.net.names) & _namespaces()
+
+
+def _namespaces() -> set[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
