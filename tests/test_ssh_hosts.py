@@ -266,3 +266,110 @@ def test_sigkill_of_the_harness_ends_the_program_on_the_host(tmp_path, need_ssh_
 def _namespaces() -> set[str]:
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+# -- provisioning with Ansible -------------------------------------------------------------------
+def test_the_ansible_inventory_carries_every_host_and_the_ssh_settings(tmp_path):
+    from harness import provision
+    inv = inventory.load(write(tmp_path, GOOD))
+    doc = provision.ansible_inventory(inv, tmp_path / "a.tar", "abc123")
+    group = doc["all"]["children"]["burstbench"]
+    assert group["hosts"]["gen1"] == {"ansible_host": "192.0.2.12", "ansible_port": 2222,
+                                      "ansible_user": "ops", "burstbench_workdir": "/opt/bb"}
+    v = group["vars"]
+    assert v["ansible_ssh_private_key_file"] == "/keys/bench"
+    assert "-o BatchMode=yes" in v["ansible_ssh_common_args"]
+    assert f"-o UserKnownHostsFile={tmp_path / 'kh'}" in v["ansible_ssh_common_args"]
+    assert (v["burstbench_archive"], v["burstbench_commit"]) == (str(tmp_path / "a.tar"),
+                                                                 "abc123")
+
+
+def test_the_playbook_passes_ansibles_syntax_check(tmp_path):
+    from harness import provision
+    inv = tmp_path / "i.yml"
+    inv.write_text("all: {children: {burstbench: {hosts: {h: {burstbench_workdir: /w}}}}}\n")
+    r = subprocess.run(provision.playbook_argv(inv, ["--syntax-check"]), capture_output=True,
+                       text=True, timeout=120, env={**os.environ,
+                                                    "ANSIBLE_CONFIG": str(provision.CONFIG),
+                                                    "ANSIBLE_LOCAL_TEMP": str(tmp_path)})
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _recap(out: str) -> dict:
+    """PLAY RECAP counts per host: {host: {"ok": n, "changed": n, ...}}."""
+    got = {}
+    for line in out.splitlines():
+        if " : ok=" in line:
+            host, _, rest = line.partition(" : ")
+            got[host.strip()] = {k: int(v) for k, v in (p.split("=") for p in rest.split())}
+    return got
+
+
+def ssh_netns_inventory(net: sshhosts.SshNetns, host: str, workdir: Path):
+    launcher = net.launcher(host, Path("/"), "/")
+    return inventory.Inventory(None, [inventory.Host(host, net.address(host), net.user,
+                                                     net.port, net.address(host),
+                                                     str(workdir), ["broker"])],
+                               {k: v for k, v in launcher.options.items()})
+
+
+@pytest.mark.integration
+@pytest.mark.root
+@need_root
+def test_the_playbook_copies_the_project_to_a_host_once(tmp_path, need_ssh_hosts):
+    """Against a namespace host with its own sshd: the first run puts the committed project
+    there, the second changes nothing (./bench setup there is the opt-in test below)."""
+    from harness import provision
+    net = sshhosts.SshNetns(f"a{uuid.uuid4().hex[:5]}", ["h1"], tmp_path / "keys",
+                            tmp_path / "logs")
+    net.start()
+    try:
+        inv = ssh_netns_inventory(net, "h1", tmp_path / "far" / "burstbench")
+        runs = [provision.provision(inv, tmp_path / f"ctl{i}", via=net.net.wrap(sshhosts.CTL),
+                                    extra_args=["--skip-tags", "setup"], capture=True)
+                for i in range(2)]
+    finally:
+        net.stop()
+    for r in runs:
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    first, second = (_recap(r.stdout)["h1"] for r in runs)
+    assert first["changed"] >= 2 and first["failed"] == 0  # copied and unpacked
+    assert second["changed"] == 0 and second["failed"] == 0, runs[1].stdout[-3000:]
+    far = tmp_path / "far" / "burstbench"
+    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True,
+                             text=True, check=True).stdout.split()
+    assert all((far / f).exists() for f in tracked if (ROOT / f).exists())
+    assert (far / "bench").read_bytes() == subprocess.run(
+        ["git", "-C", str(ROOT), "show", "HEAD:bench"], capture_output=True, check=True).stdout
+
+
+@pytest.mark.provision
+@pytest.mark.root
+@need_root
+def test_bench_setup_runs_on_the_host_and_a_second_run_changes_nothing(tmp_path,
+                                                                       need_ssh_hosts):
+    """The whole playbook, ./bench setup included, twice (opt-in: pytest -m provision; the
+    first run builds a .venv, node_modules and the JVM modules on the host: minutes)."""
+    from harness import provision
+    net = sshhosts.SshNetns(f"s{uuid.uuid4().hex[:5]}", ["h1"], tmp_path / "keys",
+                            tmp_path / "logs")
+    net.start()
+    try:
+        inv = ssh_netns_inventory(net, "h1", tmp_path / "far" / "burstbench")
+        runs = []
+        for i in range(2):
+            t0 = time.monotonic()
+            runs.append(provision.provision(inv, tmp_path / f"ctl{i}",
+                                            via=net.net.wrap(sshhosts.CTL), capture=True))
+            print(f"provision run {i + 1}: {time.monotonic() - t0:.0f} s, "
+                  f"{_recap(runs[-1].stdout).get('h1')}")
+    finally:
+        net.stop()
+    for r in runs:
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    first, second = (_recap(r.stdout)["h1"] for r in runs)
+    assert first["changed"] >= 3
+    assert second["changed"] == 0, runs[1].stdout[-3000:]
+    far = tmp_path / "far" / "burstbench"
+    assert (far / ".venv" / "bin" / "python").exists()
+    assert (far / "broker" / "target" / "classes").is_dir()
