@@ -174,5 +174,7 @@ def _sshd_config(address: str, port: int, host_key: Path, authorized: Path, user
         "MaxStartups 100:30:200",
         "MaxSessions 100",
         "LogLevel ERROR",
+        # file transfer as on an ordinary host (Ansible copies with it), inside sshd itself
+        "Subsystem sftp internal-sftp",
         "",
     ])

@@ -341,35 +341,3 @@ def test_the_playbook_copies_the_project_to_a_host_once(tmp_path, need_ssh_hosts
     assert all((far / f).exists() for f in tracked if (ROOT / f).exists())
     assert (far / "bench").read_bytes() == subprocess.run(
         ["git", "-C", str(ROOT), "show", "HEAD:bench"], capture_output=True, check=True).stdout
-
-
-@pytest.mark.provision
-@pytest.mark.root
-@need_root
-def test_bench_setup_runs_on_the_host_and_a_second_run_changes_nothing(tmp_path,
-                                                                       need_ssh_hosts):
-    """The whole playbook, ./bench setup included, twice (opt-in: pytest -m provision; the
-    first run builds a .venv, node_modules and the JVM modules on the host: minutes)."""
-    from harness import provision
-    net = sshhosts.SshNetns(f"s{uuid.uuid4().hex[:5]}", ["h1"], tmp_path / "keys",
-                            tmp_path / "logs")
-    net.start()
-    try:
-        inv = ssh_netns_inventory(net, "h1", tmp_path / "far" / "burstbench")
-        runs = []
-        for i in range(2):
-            t0 = time.monotonic()
-            runs.append(provision.provision(inv, tmp_path / f"ctl{i}",
-                                            via=net.net.wrap(sshhosts.CTL), capture=True))
-            print(f"provision run {i + 1}: {time.monotonic() - t0:.0f} s, "
-                  f"{_recap(runs[-1].stdout).get('h1')}")
-    finally:
-        net.stop()
-    for r in runs:
-        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
-    first, second = (_recap(r.stdout)["h1"] for r in runs)
-    assert first["changed"] >= 3
-    assert second["changed"] == 0, runs[1].stdout[-3000:]
-    far = tmp_path / "far" / "burstbench"
-    assert (far / ".venv" / "bin" / "python").exists()
-    assert (far / "broker" / "target" / "classes").is_dir()
