@@ -14,6 +14,10 @@
         roles: [broker]         # broker, producers, consumers, databases
       gen1: {ssh: 192.0.2.12, workdir: /opt/burstbench, roles: [producers]}
       gen2: {ssh: 192.0.2.13, workdir: /opt/burstbench, roles: [consumers]}
+      pod0:                     # a Kubernetes pod instead, through kubectl exec -i
+        kubectl: {pod: loadgen-0, namespace: burstbench, container: bench}
+        workdir: /opt/burstbench
+        roles: [consumers]
 
 ``--hosts netns-ssh`` is the same thing made here: network namespaces each running its own
 sshd (``harness/sshhosts.py``), one host per broker of the topology, one for the producers
@@ -53,6 +57,7 @@ class Host:
     address: str
     workdir: str
     roles: list[str]
+    kubectl: dict | None = None  # {pod, namespace, container}: reached by kubectl exec -i
 
 
 @dataclass
@@ -70,8 +75,10 @@ def is_remote(hosts: str) -> bool:
     return hosts not in ("loopback", "netns")
 
 
-def load(path: str | Path) -> Inventory:
-    """Read and check an inventory; ValueError with one line naming what is wrong."""
+def load(path: str | Path, need: tuple[str, ...] = ("broker", "producers", "consumers")
+         ) -> Inventory:
+    """Read and check an inventory; ValueError with one line naming what is wrong. ``need``:
+    the roles some host must have (no broker hosts when the brokers are ``--broker-url``)."""
     p = Path(path)
     try:
         doc = yaml.safe_load(p.read_text())
@@ -99,10 +106,16 @@ def load(path: str | Path) -> Inventory:
             raise ValueError(f"{where}: a host name is [A-Za-z0-9_.-], up to 63 characters")
         if not isinstance(h, dict):
             raise ValueError(f"{where}: needs ssh, workdir and roles")
-        unknown = set(h) - {"ssh", "address", "workdir", "roles"}
+        unknown = set(h) - {"ssh", "kubectl", "address", "workdir", "roles"}
         if unknown:
             raise ValueError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
-        m = _SSH.match(str(h.get("ssh", "")))
+        kube = h.get("kubectl")
+        if kube is not None:
+            if "ssh" in h or not isinstance(kube, dict) or not isinstance(kube.get("pod"), str) \
+                    or set(kube) - {"pod", "namespace", "container"}:
+                raise ValueError(f"{where}: kubectl takes pod, namespace, container (and no ssh)")
+            kube = {"namespace": "burstbench", "container": "bench", **kube}
+        m = _SSH.match(str(h.get("ssh", "")) if kube is None else kube["pod"])
         if not m:
             raise ValueError(f"{where}: ssh must be [user@]address[:port], not "
                              f"{h.get('ssh')!r}")
@@ -120,9 +133,9 @@ def load(path: str | Path) -> Inventory:
         addr = m["addr"].strip("[]")
         hosts.append(Host(name, addr, m["user"] or default_user, port,
                           str(h.get("address") or addr), workdir.rstrip("/") or "/",
-                          list(roles)))
+                          list(roles), kube))
     inv = Inventory(p, hosts, options)
-    for role in ("broker", "producers", "consumers"):
+    for role in need:
         if not inv.with_role(role):
             raise ValueError(f"--hosts {path}: no host has the role {role}")
     return inv
@@ -136,7 +149,8 @@ def check_point(spec) -> None:
         if why:
             raise ValueError(f"--hosts {NETNS_SSH}: {why}")
     else:
-        load(spec.hosts)
+        load(spec.hosts, ("producers", "consumers") if spec.broker_urls else
+             ("broker", "producers", "consumers"))
     if spec.discovery != "static":
         raise ValueError("SSH hosts connect their brokers with --discovery static")
     if spec.tls:
@@ -193,11 +207,15 @@ class Placement:
         inv = load(hosts)
         launchers = {}
         for h in inv.hosts:
-            launchers[h.name] = Ssh(
-                name=h.name, address=h.ssh_address, user=h.user, port=h.port,
-                project=h.workdir, local_root=point_dir,
-                remote_root=f"{h.workdir}/.bb-points/{point_dir.name}-{tag}",
-                options=dict(inv.options))
+            common = {"name": h.name, "address": h.ssh_address, "user": h.user,
+                      "project": h.workdir, "local_root": point_dir,
+                      "remote_root": f"{h.workdir}/.bb-points/{point_dir.name}-{tag}"}
+            if h.kubectl:
+                from harness.launch import Kubectl
+                launchers[h.name] = Kubectl(**common, namespace=h.kubectl["namespace"],
+                                            container=h.kubectl["container"])
+            else:
+                launchers[h.name] = Ssh(**common, port=h.port, options=dict(inv.options))
         from harness.brokers import port_accepts
 
         def probe(host: str, port: int) -> bool:

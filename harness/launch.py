@@ -4,7 +4,9 @@ A ``Launcher`` turns a local argv into the argv the Supervisor starts. ``Local``
 it is. ``Ssh`` runs it on another host through OpenSSH (``ssh -T``, BatchMode, the run's own
 known-hosts file and key): the contract's stdin and stdout travel over the session unchanged,
 and ``harness/remote_exec.py`` at the far end ties the program's life to the session (a
-harness that stops, or dies by SIGKILL, leaves nothing running on the host).
+harness that stops, or dies by SIGKILL, leaves nothing running on the host). ``Kubectl`` does
+the same in a Kubernetes pod through ``kubectl exec -i`` (no cluster here: its command lines
+are tested, not run; see docs/kubernetes.md).
 
 Paths: the project lives at ``project`` on the host (provisioned there by ``./bench setup
 --hosts FILE``), and the point's files at ``remote_root``. Every argv element, and every file
@@ -92,21 +94,29 @@ class Ssh:
         return text.replace(str(paths.ROOT), self.project)
 
     # -- processes ---------------------------------------------------------------------------
+    def remote(self, words: list[str]) -> list[str]:
+        """The local argv that runs ``words`` (an argv there) on the host."""
+        return self.ssh_argv() + ["exec " + shlex.join(words)]
+
+    def _exec_mode(self) -> list[str]:
+        return ["run"]
+
     def command(self, argv: list[str], cwd: Path | None = None) -> list[str]:
-        """The local argv that runs ``argv`` on the host, tied to the SSH session."""
+        """The local argv that runs ``argv`` on the host, tied to the session."""
         far = [f"{self.project}/.venv/bin/python", f"{self.project}/harness/remote_exec.py",
-               "run"]
+               *self._exec_mode()]
         if cwd is not None:
             far += ["--cwd", self.map(str(cwd))]
         far += ["--", *(self.map(a) for a in argv)]
-        return self.ssh_argv() + ["exec " + shlex.join(far)]
+        return self.remote(far)
 
     def shell(self, script: str, input: bytes | None = None,
               timeout: float = 60.0) -> subprocess.CompletedProcess:
         """Run a short shell command on the host; RemoteError on failure."""
         try:
-            r = subprocess.run(self.ssh_argv() + [script], input=input, capture_output=True,
-                               timeout=timeout, preexec_fn=_die_with_parent)
+            r = subprocess.run(self.remote(["sh", "-c", script]), input=input,
+                               capture_output=True, timeout=timeout,
+                               preexec_fn=_die_with_parent)
         except subprocess.TimeoutExpired as e:
             raise RemoteError(f"{self.name}: '{script[:60]}' timed out after {timeout:.0f} s") \
                 from e
@@ -130,8 +140,8 @@ class Ssh:
     def fetch(self, local: Path) -> bool:
         """Bring a file a program wrote on the host back to ``local``; False if it has none."""
         target = self.map(str(local))
-        r = subprocess.run(self.ssh_argv() + [f"cat {shlex.quote(target)}"],
-                           capture_output=True, timeout=300, preexec_fn=_die_with_parent)
+        r = subprocess.run(self.remote(["cat", target]), capture_output=True, timeout=300,
+                           preexec_fn=_die_with_parent)
         if r.returncode != 0:
             return False
         Path(local).parent.mkdir(parents=True, exist_ok=True)
@@ -145,6 +155,24 @@ class Ssh:
         self.shell(f"rm -rf {shlex.quote(self.remote_root)}")
 
     def clock_argv(self) -> list[str]:
-        return self.ssh_argv() + [
-            "exec " + shlex.join([f"{self.project}/.venv/bin/python",
-                                  f"{self.project}/harness/remote_exec.py", "clock"])]
+        return self.remote([f"{self.project}/.venv/bin/python",
+                            f"{self.project}/harness/remote_exec.py", "clock"])
+
+
+@dataclass
+class Kubectl(Ssh):
+    """A Kubernetes pod as a host, through ``kubectl exec -i`` (``address`` is the pod's name,
+    ``user`` unused). An exec session's end does not end the process's parent (the container
+    runtime stays), so ``remote_exec`` runs in ``relay`` mode there: it carries stdin to the
+    program itself and ends the program when the session's stdin ends."""
+
+    namespace: str = "burstbench"
+    container: str = "bench"
+    kubectl: str = "kubectl"
+
+    def remote(self, words: list[str]) -> list[str]:
+        return [*self.via, self.kubectl, "exec", "-i", "-n", self.namespace, self.address,
+                "-c", self.container, "--", *words]
+
+    def _exec_mode(self) -> list[str]:
+        return ["run", "--relay"]

@@ -38,6 +38,8 @@ def ansible_inventory(inv: inventory.Inventory, archive: Path, commit: str,
     key = opts.pop("IdentityFile", None)
     hosts = {}
     for h in inv.hosts:
+        if h.kubectl:  # a pod runs the bench image, which holds the project already
+            continue
         hosts[h.name] = {"ansible_host": h.ssh_address, "ansible_port": h.port,
                          "ansible_user": h.user, "burstbench_workdir": h.workdir}
     group_vars = {
@@ -97,9 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("file", help="the inventory (see harness/inventory.py)")
     args = ap.parse_args(argv)
     try:
-        inv = inventory.load(args.file)
+        inv = inventory.load(args.file, need=())
     except ValueError as e:
         print(f"bench setup: error: {e}", file=sys.stderr)
+        return 2
+    if all(h.kubectl for h in inv.hosts):
+        print("bench setup: error: no SSH host in the inventory to provision (pods run the "
+              "bench image)", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="bb-provision-") as d:
         try:

@@ -12,6 +12,11 @@ process dies. After the program exits, one line ``{"event": "remote_exit", ...}`
 carries its exit code and what it used (``wait4``: CPU seconds, peak RSS), measured on its
 own host.
 
+``run --relay`` is for sessions whose end does not end this process's parent (``kubectl exec``:
+the container runtime stays): this process carries stdin to the program itself, and when the
+session's stdin ends it closes the program's (the contract's stop), then after a grace period
+sends SIGTERM and SIGKILL.
+
 ``clock`` answers the harness's clock probes: for each line read it writes
 ``T2 T3`` — the wall clock in ns when the line arrived and when the answer left (NTP's
 receive and transmit timestamps).
@@ -39,16 +44,17 @@ def _child_setup() -> None:  # between fork and exec, in the program
     _pdeathsig(signal.SIGKILL)
 
 
-def run(argv: list[str], cwd: str | None) -> int:
+def run(argv: list[str], cwd: str | None, relay: bool = False) -> int:
     parent = os.getppid()
     _pdeathsig(signal.SIGTERM)
-    if os.getppid() != parent or parent == 1:  # the session ended before we asked
+    if os.getppid() != parent or (parent == 1 and not relay):  # the session ended before we asked
         return 129
     if cwd:
         os.makedirs(cwd, exist_ok=True)
     try:
         proc = subprocess.Popen(argv, cwd=cwd, start_new_session=True,
-                                preexec_fn=_child_setup)
+                                preexec_fn=_child_setup,
+                                stdin=subprocess.PIPE if relay else None)
     except OSError as e:
         print(f"error: cannot start {argv[0]}: {e}", file=sys.stderr)
         return 127
@@ -71,7 +77,11 @@ def run(argv: list[str], cwd: str | None) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGHUP, stop)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.close(0)  # the program holds the session's stdin; its end of file is the program's
+    if relay:
+        import threading
+        threading.Thread(target=_relay, args=(proc,), daemon=True).start()
+    else:
+        os.close(0)  # the program holds the session's stdin; its end of file is the program's
     _, status, ru = os.wait4(proc.pid, 0)
     code = os.waitstatus_to_exitcode(status)
     line = {"event": "remote_exit", "code": code, "pid": proc.pid,
@@ -83,6 +93,33 @@ def run(argv: list[str], cwd: str | None) -> int:
     except OSError:
         pass
     return code if code >= 0 else 128 - code
+
+
+def _relay(proc: subprocess.Popen) -> None:
+    """The session's stdin to the program's; at its end, the program stops or is stopped."""
+    src = sys.stdin.buffer.raw
+    while True:
+        try:
+            data = src.read(65536)
+        except OSError:
+            data = b""
+        if not data:
+            break
+        try:
+            proc.stdin.write(data)
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            break
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    deadline = time.monotonic() + GRACE_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return
+        time.sleep(0.05)
+    os.kill(os.getpid(), signal.SIGTERM)  # the handler stops the program's group
 
 
 def clock() -> int:
@@ -100,13 +137,29 @@ def main(argv: list[str]) -> int:
     if argv[:1] != ["run"]:
         print("error: usage: remote_exec.py run [--cwd DIR] -- ARGV... | clock", file=sys.stderr)
         return 2
-    rest, cwd = argv[1:], None
-    if rest[:1] == ["--cwd"] and len(rest) >= 2:
-        cwd, rest = rest[1], rest[2:]
-    if rest[:1] != ["--"] or len(rest) < 2:
-        print("error: usage: remote_exec.py run [--cwd DIR] -- ARGV...", file=sys.stderr)
+    global GRACE_S
+    usage = "error: usage: remote_exec.py run [--relay] [--grace S] [--cwd DIR] -- ARGV..."
+    rest, cwd, relay = argv[1:], None, False
+    while rest and rest[0] != "--":
+        if rest[0] == "--relay":
+            relay, rest = True, rest[1:]
+        elif rest[0] in ("--cwd", "--grace") and len(rest) >= 2:
+            try:
+                if rest[0] == "--cwd":
+                    cwd = rest[1]
+                else:
+                    GRACE_S = float(rest[1])
+            except ValueError:
+                print(usage, file=sys.stderr)
+                return 2
+            rest = rest[2:]
+        else:
+            print(usage, file=sys.stderr)
+            return 2
+    if len(rest) < 2:
+        print(usage, file=sys.stderr)
         return 2
-    return run(rest[1:], cwd)
+    return run(rest[1:], cwd, relay)
 
 
 if __name__ == "__main__":

@@ -113,9 +113,10 @@ class PointSpec:
             if len(self.broker_urls) < need:
                 raise ValueError(f"topology {self.topology} needs {need} --broker-url, "
                                  f"got {len(self.broker_urls)}")
-            if self.persistence != "none" or self.hosts != "loopback":
+            if self.persistence != "none" or self.hosts in ("netns", "netns-ssh"):
                 raise ValueError("with --broker-url the deployment decides persistence and "
-                                 "hosts (they cannot be set here)")
+                                 "where the brokers are (only an inventory FILE may place the "
+                                 "clients)")
             for i, text in enumerate(self.broker_urls):
                 brokers.parse_external(f"#{i + 1}", text)
         for name, cpus in (("cpus-broker", self.cpus_broker), ("cpus-clients", self.cpus_clients)):
@@ -296,13 +297,11 @@ class Runner:
                 self.outcome.broker_version = ext.version
                 self.outcome.external[name] = {"urls": ext.urls, "version": ext.version,
                                                "statistics": ext.statistics}
+            if spec.hosts != "loopback":  # the clients on an inventory's hosts (or pods)
+                self._open_remote([])
             return
         if spec.hosts not in ("loopback", "netns"):
-            from harness import inventory
-            self.remote = inventory.Placement.open(spec.hosts, self.dir, lay.brokers,
-                                                   self.dir / "logs", spec.link_rate or None)
-            self.outcome.namespaces = self.remote.namespaces
-            self.outcome.hosts = self.remote.describe()
+            self._open_remote(lay.brokers)
         if spec.hosts == "netns":
             from harness import netns
             self.net = netns.Network(tag, lay.brokers, link_rate=spec.link_rate or None,
@@ -358,6 +357,13 @@ class Runner:
             self.brokers[name] = b
             self.outcome.broker_version = b.version
         self._wait_bridges(sup)
+
+    def _open_remote(self, broker_names: list[str]) -> None:
+        from harness import inventory
+        self.remote = inventory.Placement.open(self.spec.hosts, self.dir, broker_names,
+                                               self.dir / "logs", self.spec.link_rate or None)
+        self.outcome.namespaces = self.remote.namespaces
+        self.outcome.hosts = self.remote.describe()
 
     def _jdbc(self, sup: Supervisor, name: str, work: Path) -> dict | None:
         p = self.spec.persistence
@@ -453,7 +459,8 @@ class Runner:
         self.placement: dict[str, str] = {}
         if self.remote is not None:
             for name, b in self.brokers.items():
-                self.placement[b.child.name] = self.remote.broker_host(name)
+                if b.child is not None:  # a broker the harness did not start is not placed
+                    self.placement[b.child.name] = self.remote.broker_host(name)
             self._clock_hosts = sorted({*self.placement.values(),
                                         *(self.remote.client_host("producer", i)
                                           for i in range(len(prods))),

@@ -39,6 +39,7 @@ hosts:
   gen1: {ssh: "ops@192.0.2.12:2222", address: 198.51.100.12, workdir: /opt/bb/, roles: producers}
   gen2: {ssh: "192.0.2.13", workdir: /opt/bb, roles: [consumers]}
   gen3: {ssh: "192.0.2.14", workdir: /opt/bb, roles: [consumers, producers]}
+  pod0: {kubectl: {pod: loadgen-0}, workdir: /opt/burstbench, roles: [consumers]}
 """
 
 
@@ -49,7 +50,9 @@ def test_an_inventory_is_read_with_users_ports_addresses_and_roles(tmp_path):
     assert (by["gen1"].user, by["gen1"].port, by["gen1"].address) == ("ops", 2222,
                                                                          "198.51.100.12")
     assert by["gen1"].workdir == "/opt/bb" and by["gen1"].roles == ["producers"]
-    assert [h.name for h in inv.with_role("consumers")] == ["gen2", "gen3"]
+    assert [h.name for h in inv.with_role("consumers")] == ["gen2", "gen3", "pod0"]
+    assert by["pod0"].kubectl == {"pod": "loadgen-0", "namespace": "burstbench",
+                                  "container": "bench"}
     assert inv.options["UserKnownHostsFile"] == str(tmp_path / "kh")
     assert inv.options["IdentityFile"] == "/keys/bench"
 
@@ -64,6 +67,7 @@ def test_an_inventory_is_read_with_users_ports_addresses_and_roles(tmp_path):
     ("hosts: {a: {ssh: h, workdir: /w, roles: [broker, producers]}}", "no host has the role "
                                                                        "consumers"),
     ("hosts: [unclosed", "not YAML"),
+    ("hosts: {a: {kubectl: {pod: p, image: x}, workdir: /w, roles: [broker]}}", "kubectl takes"),
 ])
 def test_a_bad_inventory_is_one_line_naming_what_is_wrong(tmp_path, text, says):
     with pytest.raises(ValueError) as e:
@@ -94,7 +98,7 @@ def test_placement_takes_each_role_round_robin(tmp_path):
     pl = inventory.Placement(inv, {}, probe=None, brokers=["a", "b"])
     assert pl.broker_host("a") == pl.broker_host("b") == "brk"
     assert [pl.client_host("producer", i) for i in range(3)] == ["gen1", "gen3", "gen1"]
-    assert [pl.client_host("consumer", i) for i in range(3)] == ["gen2", "gen3", "gen2"]
+    assert [pl.client_host("consumer", i) for i in range(4)] == ["gen2", "gen3", "pod0", "gen2"]
 
 
 # -- the launcher (pure logic) ------------------------------------------------------------------
@@ -341,3 +345,57 @@ def test_the_playbook_copies_the_project_to_a_host_once(tmp_path, need_ssh_hosts
     assert all((far / f).exists() for f in tracked if (ROOT / f).exists())
     assert (far / "bench").read_bytes() == subprocess.run(
         ["git", "-C", str(ROOT), "show", "HEAD:bench"], capture_output=True, check=True).stdout
+
+
+# -- remote_exec's relay mode (kubectl exec) and the kubectl launcher (no cluster here) --------
+ECHO = "import sys\nfor line in sys.stdin:\n    print('got', line.strip(), flush=True)\nprint('done')"
+
+
+def _relay(*argv: str, grace: str = "1") -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(ROOT / "harness" / "remote_exec.py"), "run",
+                             "--relay", "--grace", grace, "--", *argv],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def test_relay_carries_stdin_and_the_end_of_the_session_is_the_programs_stop():
+    p = _relay(sys.executable, "-c", ECHO)
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    assert p.stdout.readline() == "got go\n"
+    p.stdin.close()
+    assert p.stdout.readline() == "done\n"
+    last = json.loads(p.stdout.readline())
+    assert last["event"] == "remote_exit" and last["code"] == 0 and last["cpu_s"] > 0
+    assert p.wait(timeout=10) == 0
+    p.stdout.close()
+
+
+def test_relay_ends_a_program_that_ignores_the_end_of_its_session():
+    marker = uuid.uuid4().hex
+    p = _relay(sys.executable, "-c", "import time; time.sleep(600)", marker, grace="0.5")
+    deadline = time.monotonic() + 10
+    while not marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    t0 = time.monotonic()
+    p.stdin.close()
+    code = p.wait(timeout=20)
+    took = time.monotonic() - t0
+    assert code != 0 and not marked(marker), f"still running {took:.1f} s after the session"
+    assert took < 10
+    p.stdout.close()
+
+
+def test_the_kubectl_launcher_runs_remote_exec_in_relay_mode_in_its_pod(tmp_path):
+    from harness.launch import Kubectl
+    k = Kubectl(name="gen0", address="loadgen-0", user="", project="/opt/burstbench",
+                local_root=tmp_path, remote_root="/opt/burstbench/.bb-points/p",
+                namespace="bb", container="bench")
+    argv = k.command(["perl", str(paths.ROOT / "clients/perl/consumer.pl"), "--records",
+                      str(tmp_path / "records" / "c1.tsv")], cwd=tmp_path / "records")
+    assert argv[:10] == ["kubectl", "exec", "-i", "-n", "bb", "loadgen-0", "-c", "bench", "--",
+                         "/opt/burstbench/.venv/bin/python"]
+    assert argv[10:16] == ["/opt/burstbench/harness/remote_exec.py", "run", "--relay", "--cwd",
+                           "/opt/burstbench/.bb-points/p/records", "--"]
+    assert argv[16:] == ["perl", "/opt/burstbench/clients/perl/consumer.pl", "--records",
+                         "/opt/burstbench/.bb-points/p/records/c1.tsv"]
+    assert k.clock_argv()[-1] == "clock"
