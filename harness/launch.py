@@ -33,7 +33,7 @@ class Local:
     """Runs on the harness's own machine, as every process did before hosts existed."""
 
     name = "local"
-    remote = False
+    is_remote = False
 
     def command(self, argv: list[str], cwd: Path | None = None) -> list[str]:
         return list(argv)
@@ -65,7 +65,7 @@ class Ssh:
     port: int = 22
     options: dict[str, str] = field(default_factory=dict)
     via: list[str] = field(default_factory=list)
-    remote = True
+    is_remote = True
 
     def ssh_argv(self) -> list[str]:
         """The ssh client's argv up to (and including) the destination."""

@@ -49,7 +49,8 @@ class PointSpec:
     tx_batch: int = 0
     topology: str = "single"
     discovery: str = "static"
-    hosts: str = "loopback"  # loopback, netns, netns-ssh or an inventory FILE (harness/inventory.py)
+    # loopback, netns, netns-ssh or an inventory FILE (harness/inventory.py)
+    hosts: str = "loopback"
     link_rate: str = ""  # tbf rate on inter-broker links (netns only), e.g. "10mbit"
     link_delay: str = ""  # refused: this kernel has no netem
     producer_flow_control: bool = True

@@ -348,7 +348,8 @@ def test_the_playbook_copies_the_project_to_a_host_once(tmp_path, need_ssh_hosts
 
 
 # -- remote_exec's relay mode (kubectl exec) and the kubectl launcher (no cluster here) --------
-ECHO = "import sys\nfor line in sys.stdin:\n    print('got', line.strip(), flush=True)\nprint('done')"
+ECHO = ("import sys\nfor line in sys.stdin:\n    print('got', line.strip(), flush=True)\n"
+        "print('done')")
 
 
 def _relay(*argv: str, grace: str = "1") -> subprocess.Popen:
