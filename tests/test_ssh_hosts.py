@@ -212,6 +212,10 @@ from pathlib import Path
 from harness.procs import Supervisor
 sup = Supervisor(Path({d!r}) / "harness-logs")
 child = sup.start("prog", json.loads(sys.argv[1]), remote=True)
+while True:  # the program's first line: it runs, and has for a while
+    item = sup.wait_event(30)
+    if item is None or item[1].get("text") == "up":
+        break
 print(child.pid, flush=True)
 time.sleep(600)
 """
@@ -236,7 +240,8 @@ def test_sigkill_of_the_harness_ends_the_program_on_the_host(tmp_path, need_ssh_
     try:
         marker = uuid.uuid4().hex
         argv = net.launcher("h1", tmp_path, str(tmp_path / "far")).command(
-            [sys.executable, "-c", "import time; time.sleep(600)", marker])
+            [sys.executable, "-c", "import time; time.sleep(1); print('up', flush=True); "
+                                   "time.sleep(600)", marker])
         proc = subprocess.Popen([sys.executable, "-c", HARNESS.format(root=str(ROOT),
                                                                       d=str(tmp_path)),
                                  json.dumps(argv)], stdout=subprocess.PIPE, text=True)
