@@ -224,8 +224,15 @@ time.sleep(600)
 def marked(marker: str) -> list[int]:
     """Every process whose command line holds ``marker``: the program, its remote_exec, and
     the ssh client."""
-    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split()]
+    found = []
+    for d in Path("/proc").iterdir():  # pgrep -f reads only the start of a long command line
+        if d.name.isdigit() and int(d.name) != os.getpid():
+            try:
+                if marker.encode() in (d / "cmdline").read_bytes():
+                    found.append(int(d.name))
+            except OSError:
+                pass
+    return found
 
 
 @pytest.mark.integration
@@ -405,3 +412,40 @@ def test_the_kubectl_launcher_runs_remote_exec_in_relay_mode_in_its_pod(tmp_path
     assert argv[16:] == ["perl", "/opt/burstbench/clients/perl/consumer.pl", "--records",
                          "/opt/burstbench/.bb-points/p/records/c1.tsv"]
     assert k.clock_argv()[-1] == "clock"
+
+
+@pytest.mark.integration
+@pytest.mark.root
+@need_root
+def test_sigkill_of_bench_run_mid_burst_leaves_nothing_on_any_host(tmp_path, need_ssh_hosts):
+    """The whole harness, SIGKILLed while its clients and broker run on namespace hosts: no
+    process of the point, no namespace and no state file is left."""
+    results = tmp_path / "results"
+    env = {**os.environ, "BURSTBENCH_RESULTS": str(results)}
+    before = _namespaces()
+    proc = subprocess.Popen([str(ROOT / ".venv/bin/python"), "-m", "harness.cli", "run",
+                             "--hosts", "netns-ssh", "--producer", "python", "--consumer",
+                             "python", "--consumers", "2", "--count", "200000", "--bursts",
+                             "3"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    seen = []
+    try:
+        deadline = time.monotonic() + 120
+        for line in proc.stdout:  # until the first burst is under way
+            seen.append(line)
+            if "starting 2 consumer(s)" in line or time.monotonic() > deadline:
+                break
+        time.sleep(3)
+        point = next(results.glob("*/points/point")).resolve()
+        running = marked(str(point))
+        # the broker, 2 consumers, 1 producer: each its ssh client, remote_exec and program
+        assert len(running) >= 9, "".join(seen)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+    deadline = time.monotonic() + 20
+    while (marked(str(point)) or _namespaces() - before) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not marked(str(point)), "processes of the point survive the harness"
+    assert not _namespaces() - before, "namespaces survive the harness"
