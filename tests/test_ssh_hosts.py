@@ -449,3 +449,27 @@ def test_sigkill_of_bench_run_mid_burst_leaves_nothing_on_any_host(tmp_path, nee
         time.sleep(0.1)
     assert not marked(str(point)), "processes of the point survive the harness"
     assert not _namespaces() - before, "namespaces survive the harness"
+
+
+def test_a_point_whose_clock_uncertainty_exceeds_its_p50_says_so():
+    from harness.points import clock_verdict
+    clk = {"hosts": {"g1": {"available": True, "offset_ns": 0, "uncertainty_ns": 400_000,
+                            "drift_ns": 0}},
+           "cross_host_uncertainty_ns": 800_000}
+    doc = {"point": "p", "status": "ok", "errors": [],
+           "parameters": {"producer": ["perl"], "producers": 1, "consumer": ["java"],
+                          "consumers": 1, "count": 10, "bursts": 2, "size": 6, "queues": 1,
+                          "persistence": "none", "persistent": False, "ack": "auto"},
+           "throughput": {"warmup_excluded": True, "send_msgs_per_s": 1.0, "send_min": 1.0,
+                          "send_max": 1.0, "recv_msgs_per_s": 1.0, "recv_min": 1.0,
+                          "recv_max": 1.0, "measured_bursts": 1},
+           "bursts": [], "latency_ms": {"p50": 0.5, "samples": 100}, "time_in_queue_ms": None,
+           "accounting": {k: 0 for k in ("sent", "received", "lost", "duplicates",
+                                         "out_of_order", "foreign", "redelivered")}}
+    doc["clocks"] = clock_verdict(clk, doc)
+    assert doc["clocks"]["exceeds_p50"] and doc["clocks"]["cross_host_uncertainty_ms"] == 0.8
+    text = summary(doc)
+    assert "±0.800 ms across hosts" in text
+    assert "uncertainty across hosts exceeds p50" in text
+    doc["latency_ms"]["p50"] = 0.9
+    assert not clock_verdict(clk, doc)["exceeds_p50"]
