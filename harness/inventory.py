@@ -151,6 +151,10 @@ def check_point(spec) -> None:
     else:
         load(spec.hosts, ("producers", "consumers") if spec.broker_urls else
              ("broker", "producers", "consumers"))
+    if set(spec.placement) - {"broker", "producers", "consumers"} or not all(
+            isinstance(v, dict if k == "broker" else list) for k, v in spec.placement.items()):
+        raise ValueError("placement takes broker: {NAME: HOST}, producers: [HOST...], "
+                         "consumers: [HOST...]")
     if spec.discovery != "static":
         raise ValueError("SSH hosts connect their brokers with --discovery static")
     if spec.tls:
@@ -175,7 +179,7 @@ class Placement:
     """
 
     def __init__(self, inventory: Inventory, launchers: dict[str, Ssh], probe, brokers: list,
-                 owner=None):
+                 owner=None, placement: dict | None = None):
         self.inventory = inventory
         self.launchers = launchers
         self._probe = probe
@@ -185,11 +189,32 @@ class Placement:
                              for i, b in enumerate(brokers)}
         self._producers = [h.name for h in by_role["producers"]]
         self._consumers = [h.name for h in by_role["consumers"]]
+        self._place(placement or {}, brokers)
         self.readings: dict[str, dict[str, clocks.Reading | None]] = {}
+
+    def _place(self, placement: dict, brokers: list) -> None:
+        """The profile's placement over the round robin; ValueError naming an unknown host."""
+        known = {h.name for h in self.inventory.hosts}
+
+        def check(names, what):
+            bad = [n for n in names if n not in known]
+            if bad:
+                raise ValueError(f"placement: {what} on unknown host(s) {', '.join(bad)} "
+                                 f"(have: {', '.join(sorted(known))})")
+        for b, host in (placement.get("broker") or {}).items():
+            if b not in brokers:
+                raise ValueError(f"placement: no broker {b!r} in this topology "
+                                 f"(have: {', '.join(brokers)})")
+            check([host], f"broker {b}")
+            self.broker_hosts[b] = host
+        for role, attr in (("producers", "_producers"), ("consumers", "_consumers")):
+            if placement.get(role):
+                check(placement[role], role)
+                setattr(self, attr, list(placement[role]))
 
     @classmethod
     def open(cls, hosts: str, point_dir: Path, brokers: list, log_dir: Path,
-             link_rate: str | None = None) -> Placement:
+             link_rate: str | None = None, placement: dict | None = None) -> Placement:
         tag = uuid.uuid4().hex[:6]
         if hosts == NETNS_SSH:
             from harness import sshhosts
@@ -203,7 +228,11 @@ class Placement:
                                         "", roles[n]) for n in names])
             launchers = {n: net.launcher(n, point_dir, str(point_dir / "work" / "hosts" / n))
                          for n in names}
-            return cls(inv, launchers, net.probe, brokers, owner=net)
+            try:
+                return cls(inv, launchers, net.probe, brokers, owner=net, placement=placement)
+            except BaseException:
+                net.stop()
+                raise
         inv = load(hosts)
         launchers = {}
         for h in inv.hosts:
@@ -221,7 +250,7 @@ class Placement:
         def probe(host: str, port: int) -> bool:
             return port_accepts(next(h.address for h in inv.hosts if h.name == host), port)
 
-        return cls(inv, launchers, probe, brokers)
+        return cls(inv, launchers, probe, brokers, placement=placement)
 
     @property
     def namespaces(self) -> list[str]:

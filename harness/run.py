@@ -51,6 +51,9 @@ class PointSpec:
     discovery: str = "static"
     # loopback, netns, netns-ssh or an inventory FILE (harness/inventory.py)
     hosts: str = "loopback"
+    # SSH hosts only: where the profile puts things, {"broker": {"a": HOST}, "producers":
+    # [HOST...], "consumers": [HOST...]}, each key optional; otherwise round robin by role
+    placement: dict = field(default_factory=dict)
     link_rate: str = ""  # tbf rate on inter-broker links (netns only), e.g. "10mbit"
     link_delay: str = ""  # refused: this kernel has no netem
     producer_flow_control: bool = True
@@ -131,6 +134,8 @@ class PointSpec:
         from harness import inventory
         if inventory.is_remote(self.hosts):
             inventory.check_point(self)
+        elif self.placement:
+            raise ValueError("placement needs SSH hosts (--hosts FILE or netns-ssh)")
         if self.hosts == "netns":
             from harness import netns
             why = netns.available()
@@ -362,7 +367,8 @@ class Runner:
     def _open_remote(self, broker_names: list[str]) -> None:
         from harness import inventory
         self.remote = inventory.Placement.open(self.spec.hosts, self.dir, broker_names,
-                                               self.dir / "logs", self.spec.link_rate or None)
+                                               self.dir / "logs", self.spec.link_rate or None,
+                                               self.spec.placement)
         self.outcome.namespaces = self.remote.namespaces
         self.outcome.hosts = self.remote.describe()
 

@@ -473,3 +473,21 @@ def test_a_point_whose_clock_uncertainty_exceeds_its_p50_says_so():
     assert "uncertainty across hosts exceeds p50" in text
     doc["latency_ms"]["p50"] = 0.9
     assert not clock_verdict(clk, doc)["exceeds_p50"]
+
+
+def test_a_profile_places_brokers_and_clients_over_the_round_robin(tmp_path):
+    inv = inventory.load(write(tmp_path, GOOD))
+    pl = inventory.Placement(inv, {}, probe=None, brokers=["a", "b"],
+                             placement={"broker": {"b": "gen3"}, "consumers": ["gen1"]})
+    assert (pl.broker_host("a"), pl.broker_host("b")) == ("brk", "gen3")
+    assert [pl.client_host("consumer", i) for i in range(2)] == ["gen1", "gen1"]
+    assert [pl.client_host("producer", i) for i in range(2)] == ["gen1", "gen3"]
+    with pytest.raises(ValueError, match="unknown host.*moon"):
+        inventory.Placement(inv, {}, None, ["a"], placement={"producers": ["moon"]})
+    with pytest.raises(ValueError, match="no broker 'c'"):
+        inventory.Placement(inv, {}, None, ["a"], placement={"broker": {"c": "brk"}})
+    with pytest.raises(ValueError, match="needs SSH hosts"):
+        PointSpec(placement={"producers": ["x"]}).validate()
+    with pytest.raises(ValueError, match="placement takes"):
+        inventory.check_point(PointSpec(hosts=str(write(tmp_path, GOOD)),
+                                        placement={"producers": "gen1"}))
