@@ -7,7 +7,8 @@
 # and gets SIGTERM from `docker stop`.
 #
 # Environment: BURSTBENCH_BROKER_HEAP (default 1g), BURSTBENCH_BROKER_CP (the launcher's
-# classpath), BURSTBENCH_RUN_DIR (default /tmp/burstbench), BURSTBENCH_BROKER_JAVA_OPTS.
+# classpath), BURSTBENCH_RUN_DIR (default /tmp/burstbench), BURSTBENCH_BROKER_JAVA_OPTS; any
+# BURSTBENCH_X_FILE=PATH sets BURSTBENCH_X from that file.
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
@@ -19,6 +20,21 @@ opts=("${@:1:$#-1}")
 run_dir=${BURSTBENCH_RUN_DIR:-/tmp/burstbench}
 heap=${BURSTBENCH_BROKER_HEAP:-1g}
 cp=${BURSTBENCH_BROKER_CP:-/opt/burstbench/broker/classes:/opt/burstbench/broker/lib/*}
+
+# BURSTBENCH_X_FILE=PATH sets BURSTBENCH_X to the file's content (as PostgreSQL's image does
+# with its *_FILE variables): credentials come from a volume, never from the environment
+while IFS= read -r var; do
+  name=${var%_FILE}
+  if [ -n "${!name:-}" ]; then
+    echo "broker-entrypoint: both $name and $var are set" >&2
+    exit 2
+  fi
+  if [ ! -r "${!var}" ]; then
+    echo "broker-entrypoint: $var: cannot read ${!var}" >&2
+    exit 2
+  fi
+  export "$name=$(cat "${!var}")"
+done < <(compgen -e | grep -E '^BURSTBENCH_[A-Z0-9_]+_FILE$' || true)
 
 mkdir -p "$run_dir"
 resolved="$run_dir/activemq.xml"

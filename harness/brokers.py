@@ -225,12 +225,15 @@ def start(
     timeout: float = 60.0,
     wrap: list[str] | None = None,
     probe: Callable[[str, int], bool] | None = None,
+    launcher=None,
 ) -> Broker:
     """Render, launch and wait until ready. Retries with new ports if one was taken meanwhile.
 
     ``wrap`` prefixes the command (e.g. ``ip netns exec NS``); ``probe(host, port)`` says
     whether a port accepts connections (default ``port_accepts`` from the harness's own
     network namespace; a broker in another namespace needs one that looks from inside it).
+    ``launcher`` (a ``harness.launch.Ssh``) runs the broker on another host: its
+    activemq.xml is copied there first.
     """
     paths.require_built("broker", paths.BROKER_CLASSES)
     fixed = spec.openwire_port and spec.stomp_port and spec.ws_port
@@ -249,11 +252,18 @@ def start(
         argv = java_argv(xml_path, spec.heap, ["--watch-stdin"])
         if spec.cpus:
             argv = ["taskset", "-c", spec.cpus, *argv]
+        if launcher is not None:
+            launcher.put(xml_path)
+            cmd, cwd = launcher.command(argv, cwd=spec.data_dir), None
+        else:
+            # whatever the broker writes beside it (derby.log) stays in its data directory
+            cmd, cwd = (wrap or []) + argv, spec.data_dir
         child = sup.start(
             f"broker-{spec.name}" + (f"-try{attempt}" if attempt else ""),
-            (wrap or []) + argv,
+            cmd,
             role="broker",
-            cwd=spec.data_dir,  # whatever the broker writes beside it (derby.log) stays there
+            cwd=cwd,
+            remote=launcher is not None,
         )
         broker = Broker(spec=spec, child=child, xml_path=xml_path)
         try:

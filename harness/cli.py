@@ -112,7 +112,10 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
                    help="single, forward, split, chain3, mesh3 (networks of brokers)")
     p.add_argument("--discovery", default="static", help="static or multicast (netns only)")
     p.add_argument("--hosts", default="loopback",
-                   help="loopback (ports on 127.0.0.1) or netns (a network namespace each)")
+                   help="loopback (ports on 127.0.0.1), netns (a network namespace each), "
+                        "netns-ssh (namespaces each running sshd: brokers, producers and "
+                        "consumers on hosts of their own, reached over SSH) or an inventory "
+                        "FILE.yaml of SSH hosts (see harness/inventory.py)")
     p.add_argument("--link-rate", default="", help="tbf rate limit on broker links, e.g. "
                    "10mbit (netns only)")
     p.add_argument("--tls", action="store_true", help="TLS-only connectors with a throwaway CA; "
@@ -237,12 +240,22 @@ def summary(doc: dict) -> str:
             + (f"over {t['measured_windows']} measured 1-s window(s)" if doc.get("sustained")
                else f"over {t['measured_bursts']} measured burst(s)")
         )
+        clk = doc.get("clocks") or {}
+        unc = clk.get("cross_host_uncertainty_ms")
+        across = f"  ±{unc:.3f} ms across hosts (clock offsets)" if unc is not None else ""
         if doc.get("latency_ms"):
             lines.append("  latency ms (paced, from the intended send time): "
-                         + fmt_percentiles(doc["latency_ms"]))
+                         + fmt_percentiles(doc["latency_ms"]) + across)
         elif doc.get("time_in_queue_ms"):
             lines.append("  time in queue ms (an unpaced flood: not latency): "
-                         + fmt_percentiles(doc["time_in_queue_ms"]))
+                         + fmt_percentiles(doc["time_in_queue_ms"]) + across)
+        if clk.get("exceeds_p50"):
+            lines.append("  the clocks' uncertainty across hosts exceeds p50: p50 says little")
+        for host, h in (clk.get("hosts") or {}).items():
+            if h.get("available"):
+                lines.append(f"  clock {host}: offset {h['offset_ns'] / 1e3:+.1f} us "
+                             f"±{h['uncertainty_ns'] / 1e3:.1f} us (drift "
+                             f"{h['drift_ns'] / 1e3:.1f} us over the point)")
         a = doc["accounting"]
         lines.append(
             f"  accounting: sent {a['sent']:,}  received {a['received']:,}  "
@@ -280,11 +293,14 @@ def summary(doc: dict) -> str:
                        if busy["machine_saturated"] else ""))
     procs = doc.get("resources", {}).get("processes", [])
     if procs:
-        lines.append("  process              CPU s   peak RSS MB   max fds   exit")
+        where = bool(doc.get("hosts"))  # SSH hosts: say where each process ran
+        lines.append("  process              CPU s   peak RSS MB   max fds   exit"
+                     + ("   host" if where else ""))
         for pr in procs:
             lines.append(
                 f"  {pr['name']:<20} {pr['cpu_s']:>6.2f} {pr['max_rss_mb']:>12.1f} "
                 f"{pr['max_open_files']:>9} {pr['exit_code']!s:>6}"
+                + (f"   {pr.get('host', '')}" if where else "")
             )
     for e in doc.get("errors", []):
         lines.append(f"  error: {e}")

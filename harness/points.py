@@ -87,6 +87,9 @@ def document(outcome: Outcome, started: str) -> dict:
             doc["errors"].append("the brokers' counters disagree: " + "; ".join(w["problems"]))
         if doc["errors"] and doc["status"] == "ok":
             doc["status"] = "failed"
+    if outcome.hosts:  # SSH hosts: where each host was, and its clock (harness/clocks.py)
+        doc["hosts"] = outcome.hosts
+        doc["clocks"] = clock_verdict(outcome.clocks, doc)
     doc["resources"] = {
         "processes": outcome.processes,
         "broker_store_bytes": outcome.store_bytes,
@@ -95,3 +98,15 @@ def document(outcome: Outcome, started: str) -> dict:
         "external_brokers": outcome.external or None,
     }
     return doc
+
+
+def clock_verdict(clocks: dict, doc: dict) -> dict:
+    """The clocks' section of a point over SSH hosts, saying whether the cross-host
+    uncertainty exceeds the p50 it stands beside (then that p50 says little)."""
+    out = dict(clocks)
+    unc = clocks.get("cross_host_uncertainty_ns")
+    lat = doc.get("latency_ms") or doc.get("time_in_queue_ms") or {}
+    p50 = lat.get("p50")
+    out["cross_host_uncertainty_ms"] = None if unc is None else unc / 1e6
+    out["exceeds_p50"] = bool(unc is not None and p50 is not None and unc / 1e6 > p50)
+    return out

@@ -74,6 +74,9 @@ class Child:
     popen: subprocess.Popen
     log_path: Path
     role: str = ""
+    # started through an SSH launcher: the program runs on another host, ``popen`` is the
+    # local ssh client, and what the program used arrives in its ``remote_exit`` line
+    remote: bool = False
     returncode: int | None = None
     usage: Usage = field(default_factory=Usage)
     stderr_tail: list[str] = field(default_factory=list)
@@ -101,7 +104,10 @@ class Child:
             pass
 
     def cpu_seconds_now(self) -> float | None:
-        """User+system CPU seconds so far, read from /proc while the child runs."""
+        """User+system CPU seconds so far, read from /proc while the child runs (None for a
+        program on another host: the local ssh client's figure is not the program's)."""
+        if self.remote:
+            return None
         try:
             with open(f"/proc/{self.pid}/stat") as f:
                 parts = f.read().rsplit(")", 1)[1].split()
@@ -142,8 +148,10 @@ class Supervisor:
         cwd: Path | None = None,
         env: dict | None = None,
         user: str | None = None,
+        remote: bool = False,
     ) -> Child:
-        """Start ``argv`` as child ``name``; ``user`` runs it as that account (needs root)."""
+        """Start ``argv`` as child ``name``; ``user`` runs it as that account (needs root);
+        ``remote``: ``argv`` is an ``ssh`` command line from ``harness.launch.Ssh``."""
         # Popen switches ids before preexec_fn runs: the parent-death signal, which the
         # kernel clears on a uid change, is set after the switch and survives it
         ids = popen_ids(user)
@@ -164,7 +172,8 @@ class Supervisor:
         except FileNotFoundError as e:
             log.close()
             raise RuntimeError(f"cannot start {name}: {e.filename} not found") from e
-        child = Child(name=name, argv=argv, popen=popen, log_path=log_path, role=role)
+        child = Child(name=name, argv=argv, popen=popen, log_path=log_path, role=role,
+                      remote=remote)
         self.children.append(child)
         child._err_thread = threading.Thread(
             target=self._read_stderr, args=(child, log), daemon=True, name=f"err-{name}"
@@ -176,6 +185,7 @@ class Supervisor:
         return child
 
     def _read_stdout(self, child: Child) -> None:
+        remote_usage = None
         for raw in child.popen.stdout:
             line = raw.decode(errors="replace").strip()
             if not line:
@@ -187,6 +197,9 @@ class Supervisor:
             except ValueError:
                 ev = {"event": "text", "text": line}
             ev["_rx_ns"] = time.time_ns()  # when the harness read it (e.g. a burst's confirmation)
+            if child.remote and ev.get("event") == "remote_exit":
+                remote_usage = ev  # the program's own wait4, on its host
+                continue
             self.events.put((child, ev))
         child.popen.stdout.close()
         # stdout closed: reap the child here, the only place that waits on it
@@ -195,6 +208,10 @@ class Supervisor:
         child.popen.returncode = child.returncode
         child.usage.cpu_s = ru.ru_utime + ru.ru_stime
         child.usage.max_rss_mb = max(child.usage.max_rss_mb, ru.ru_maxrss / 1024.0)
+        if child.remote:
+            child.usage.cpu_s = float(remote_usage.get("cpu_s", 0.0)) if remote_usage else 0.0
+            child.usage.max_rss_mb = (float(remote_usage.get("max_rss_mb", 0.0))
+                                      if remote_usage else 0.0)
         child._err_thread.join(timeout=2)  # so the exit event comes with the last stderr lines
         child.close_stdin()
         self.events.put((child, {"event": "exit", "code": child.returncode}))
@@ -213,7 +230,7 @@ class Supervisor:
     def _sample(self) -> None:
         while not self._sampler_stop.wait(0.5):
             for child in list(self.children):
-                if not child.alive():
+                if not child.alive() or child.remote:
                     continue
                 try:
                     nfd = len(os.listdir(f"/proc/{child.pid}/fd"))
@@ -237,7 +254,16 @@ class Supervisor:
 
     # -- stopping --------------------------------------------------------------------------
     def stop(self, child: Child, grace: float = 10.0) -> None:
-        """SIGTERM the child's process group, then SIGKILL after ``grace`` seconds."""
+        """SIGTERM the child's process group, then SIGKILL after ``grace`` seconds.
+
+        A program on another host first gets the end of its stdin (the contract's stop, and
+        the broker launcher's); SIGTERM to its ssh client then ends the session, which ends
+        the program (``harness/remote_exec.py``)."""
+        if child.alive() and child.remote:
+            child.close_stdin()
+            deadline = time.monotonic() + grace
+            while child.alive() and time.monotonic() < deadline:
+                time.sleep(0.02)
         if child.alive():
             self._signal(child, signal.SIGTERM)
             deadline = time.monotonic() + grace

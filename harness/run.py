@@ -53,7 +53,11 @@ class PointSpec:
     tx_batch: int = 0
     topology: str = "single"
     discovery: str = "static"
+    # loopback, netns, netns-ssh or an inventory FILE (harness/inventory.py)
     hosts: str = "loopback"
+    # SSH hosts only: where the profile puts things, {"broker": {"a": HOST}, "producers":
+    # [HOST...], "consumers": [HOST...]}, each key optional; otherwise round robin by role
+    placement: dict = field(default_factory=dict)
     link_rate: str = ""  # tbf rate on inter-broker links (netns only), e.g. "10mbit"
     link_delay: str = ""  # refused: this kernel has no netem
     producer_flow_control: bool = True
@@ -123,9 +127,10 @@ class PointSpec:
             if len(self.broker_urls) < need:
                 raise ValueError(f"topology {self.topology} needs {need} --broker-url, "
                                  f"got {len(self.broker_urls)}")
-            if self.persistence != "none" or self.hosts != "loopback":
+            if self.persistence != "none" or self.hosts in ("netns", "netns-ssh"):
                 raise ValueError("with --broker-url the deployment decides persistence and "
-                                 "hosts (they cannot be set here)")
+                                 "where the brokers are (only an inventory FILE may place the "
+                                 "clients)")
             for i, text in enumerate(self.broker_urls):
                 brokers.parse_external(f"#{i + 1}", text)
         for name, cpus in (("cpus-broker", self.cpus_broker), ("cpus-clients", self.cpus_clients)):
@@ -134,8 +139,13 @@ class PointSpec:
         if self.link_delay:
             raise ValueError("link delay needs netem, which this kernel does not have; only "
                              "--link-rate (tbf) is available")
-        if self.link_rate and self.hosts != "netns":
-            raise ValueError("--link-rate needs --hosts netns")
+        if self.link_rate and self.hosts not in ("netns", "netns-ssh"):
+            raise ValueError("--link-rate needs --hosts netns (or netns-ssh)")
+        from harness import inventory
+        if inventory.is_remote(self.hosts):
+            inventory.check_point(self)
+        elif self.placement:
+            raise ValueError("placement needs SSH hosts (--hosts FILE or netns-ssh)")
         if self.hosts == "netns":
             from harness import netns
             why = netns.available()
@@ -209,6 +219,10 @@ class Outcome:
     # and the brokers' summed counters read once a second
     send_actual: list = field(default_factory=list)
     samples: list[dict] = field(default_factory=list)
+    # SSH hosts (--hosts netns-ssh or FILE): the inventory, and each host's clock offset and
+    # its uncertainty over the point (harness/clocks.py)
+    hosts: dict = field(default_factory=dict)
+    clocks: dict = field(default_factory=dict)
 
 
 def _wait_all(
@@ -266,6 +280,7 @@ class Runner:
         self.brokers: dict[str, brokers.Broker] = {}
         self.databases: list = []
         self.net = None
+        self.remote = None  # an inventory.Placement when the hosts are reached over SSH
         try:
             self._start_brokers(sup, work)
             self._drive(sup)
@@ -281,7 +296,11 @@ class Runner:
                 from harness import databases
                 for db in self.databases:  # their data directories may live outside ``work``
                     databases.stop(sup, db)
+            if self.remote is not None:
+                self._collect_remote()
             self._collect(sup)
+            if self.remote is not None:
+                self._correct_clocks()
             if self.net is not None:
                 self.net.remove()
             shutil.rmtree(work, ignore_errors=True)  # broker stores: big, and not a result
@@ -302,14 +321,20 @@ class Runner:
                 self.outcome.broker_version = ext.version
                 self.outcome.external[name] = {"urls": ext.urls, "version": ext.version,
                                                "statistics": ext.statistics}
+            if spec.hosts != "loopback":  # the clients on an inventory's hosts (or pods)
+                self._open_remote([])
             return
+        if spec.hosts not in ("loopback", "netns"):
+            self._open_remote(lay.brokers)
         if spec.hosts == "netns":
             from harness import netns
             self.net = netns.Network(tag, lay.brokers, link_rate=spec.link_rate or None,
                                      multicast=spec.discovery == "multicast")
             self.net.create()
             self.outcome.namespaces = list(self.net.names)
-        hosts = {n: (self.net.address(n) if self.net else "127.0.0.1") for n in lay.brokers}
+        hosts = {n: (self.net.address(n) if self.net else
+                     self.remote.address(self.remote.broker_host(n)) if self.remote else
+                     "127.0.0.1") for n in lay.brokers}
         material = None
         if spec.tls:
             from harness import tls
@@ -347,11 +372,23 @@ class Runner:
             if self.net is not None:
                 kw = {"wrap": self.net.wrap(name),
                       "probe": lambda host, port, n=name: self.net.probe(n, port)}
+            if self.remote is not None:
+                on = self.remote.broker_host(name)
+                kw = {"launcher": self.remote.launchers[on],
+                      "probe": lambda host, port, h=on: self.remote.probe(h, port)}
             self.progress(f"starting broker {name} ({bs.persistence}, {bs.host})")
             b = brokers.start(sup, bs, work, **kw)
             self.brokers[name] = b
             self.outcome.broker_version = b.version
         self._wait_bridges(sup)
+
+    def _open_remote(self, broker_names: list[str]) -> None:
+        from harness import inventory
+        self.remote = inventory.Placement.open(self.spec.hosts, self.dir, broker_names,
+                                               self.dir / "logs", self.spec.link_rate or None,
+                                               self.spec.placement)
+        self.outcome.namespaces = self.remote.namespaces
+        self.outcome.hosts = self.remote.describe()
 
     def _jdbc(self, sup: Supervisor, name: str, work: Path) -> dict | None:
         p = self.spec.persistence
@@ -438,11 +475,26 @@ class Runner:
                 argv = ["taskset", "-c", spec.cpus_clients, *argv]
             if self.net is not None:
                 argv = self.net.wrap(host) + argv
-            child = sup.start(ident, argv, role=role)
+            if self.remote is not None:  # on its load host, wherever its broker is
+                host = self.remote.client_host(role, i)
+                # its working directory there is its records directory (made by remote_exec)
+                argv = self.remote.launchers[host].command(argv, cwd=rec)
+            child = sup.start(ident, argv, role=role, remote=self.remote is not None)
             self.placement[ident] = host
             return child
 
         self.placement: dict[str, str] = {}
+        if self.remote is not None:
+            for name, b in self.brokers.items():
+                if b.child is not None:  # a broker the harness did not start is not placed
+                    self.placement[b.child.name] = self.remote.broker_host(name)
+            self._clock_hosts = sorted({*self.placement.values(),
+                                        *(self.remote.client_host("producer", i)
+                                          for i in range(len(prods))),
+                                        *(self.remote.client_host("consumer", i)
+                                          for i in range(len(cons)))})
+            self.progress(f"clock offsets of {', '.join(self._clock_hosts)} (before)")
+            self.remote.measure_clocks("before", self._clock_hosts)
         self.progress(f"starting {len(cons)} consumer(s)")
         consumers = [start("consumer", i, r) for i, r in enumerate(cons)]
         self.ready = _wait_all(sup, consumers, "ready", spec.ready_timeout)
@@ -508,6 +560,9 @@ class Runner:
         deadline = time.monotonic() + 30
         while any(c.alive() for c in producers + consumers) and time.monotonic() < deadline:
             time.sleep(0.02)
+        if self.remote is not None:
+            self.progress("clock offsets (after)")
+            self.remote.measure_clocks("after", self._clock_hosts)
         self._final_witness(sup)
         for b in reversed(list(self.brokers.values())):
             if b.child is not None:  # never stop a broker we did not start
@@ -618,6 +673,31 @@ class Runner:
                 )
                 _dump_java_threads(sup)
                 return
+
+    def _collect_remote(self) -> None:
+        """Bring each client's records back from its host, then stop the SSH hosts."""
+        rec = self.dir / "records"
+        try:
+            for ident, host in getattr(self, "placement", {}).items():
+                if not ident.startswith("broker-"):
+                    self.remote.fetch(host, rec / f"{ident}.tsv")
+        finally:
+            self.remote.close()
+
+    def _correct_clocks(self) -> None:
+        """Every timestamp onto the harness's clock, by its host's offset (harness/clocks.py)."""
+        from harness import clocks
+        summary = self.remote.clock_summary()
+        placement = getattr(self, "placement", {})
+        clocks.correct(self.outcome.producer_records, self.outcome.consumer_records,
+                       placement, summary)
+        prods = [n for n in placement if n.startswith("p")]
+        cons = [n for n in placement if n.startswith("c")]
+        cross = clocks.cross_host_uncertainty_ns(placement, summary, prods, cons)
+        self.outcome.clocks = {"hosts": summary, "cross_host_uncertainty_ns": cross,
+                               "method": "NTP-style over SSH: 4 timestamps, the minimum "
+                                         f"round trip of {clocks.PROBES} probes, before and "
+                                         "after the point"}
 
     def _collect(self, sup: Supervisor) -> None:
         rec = self.dir / "records"

@@ -27,7 +27,7 @@ from harness.brokers import NetworkConnector
 
 TOPOLOGIES = ("single", "forward", "split", "chain3", "mesh2", "mesh3")
 DISCOVERY = ("static", "multicast")
-HOSTS = ("loopback", "netns")
+HOSTS = ("loopback", "netns", "netns-ssh")  # or an inventory FILE (.yaml/.yml)
 
 
 @dataclass
@@ -70,8 +70,9 @@ def check(topology: str, discovery: str, hosts: str) -> None:
     layout(topology)
     if discovery not in DISCOVERY:
         raise ValueError(f"unknown discovery {discovery!r} (have: {', '.join(DISCOVERY)})")
-    if hosts not in HOSTS:
-        raise ValueError(f"unknown hosts {hosts!r} (have: {', '.join(HOSTS)})")
+    if hosts not in HOSTS and not hosts.endswith((".yaml", ".yml")):
+        raise ValueError(f"unknown hosts {hosts!r} (have: {', '.join(HOSTS)}, or an inventory "
+                         "FILE.yaml)")
     if discovery == "multicast" and hosts != "netns":
         raise ValueError("--discovery multicast needs --hosts netns (the harness does not give "
                          "the host's loopback a multicast route)")

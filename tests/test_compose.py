@@ -28,7 +28,7 @@ from conftest import ROOT, need_broker_built
 from harness import brokers, cli
 
 COMPOSE = ROOT / "docker-compose.yml"
-SERVICES = {"broker-a", "broker-b", "postgres", "bridge", "bench"}
+SERVICES = {"credentials", "broker-a", "broker-b", "postgres", "bridge", "bench"}
 BROKERS = ("broker-a", "broker-b")
 SCHEME_PROTOCOL = {"tcp": "openwire", "stomp": "stomp", "ws": "ws"}
 # bind-mount sources that are outputs: git-ignored, so absent in a fresh clone; docker creates them
@@ -195,25 +195,103 @@ def healthcheck_ports(svc: dict) -> set[int]:
 
 
 # -- the compose file as a whole ---------------------------------------------------------------
-def test_docker_compose_config_accepts_the_file(tmp_path):
+def _config(tmp_path, env_file: Path) -> dict:
     exe = shutil.which("docker-compose")
     if not exe:
         pytest.skip("docker-compose is not installed (Debian package docker-compose)")
-    env_file = tmp_path / ".env"
-    shutil.copy(ROOT / ".env.example", env_file)
     r = subprocess.run(
         [exe, "--env-file", str(env_file), "-f", str(COMPOSE), "config"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)},
     )
     assert r.returncode == 0, r.stderr
-    resolved = yaml.safe_load(r.stdout)
+    return yaml.safe_load(r.stdout)
+
+
+def test_docker_compose_config_passes_without_any_env_file(tmp_path):
+    """``docker compose up`` as typed: no .env, and no password anywhere in the file."""
+    empty = tmp_path / "no.env"
+    empty.write_text("")
+    resolved = _config(tmp_path, empty)
     assert set(resolved["services"]) == SERVICES
-    pg = resolved["services"]["postgres"]["environment"]
-    b = resolved["services"]["broker-b"]["environment"]
-    assert b["BURSTBENCH_PG_PASSWORD"] == pg["POSTGRES_PASSWORD"]
-    assert b["BURSTBENCH_PG_USER"] == pg["POSTGRES_USER"]
-    assert b["BURSTBENCH_PG_DB"] == pg["POSTGRES_DB"]
+    svcs = resolved["services"]
+    pg, b = svcs["postgres"]["environment"], svcs["broker-b"]["environment"]
+    for key in ("DB", "USER", "PASSWORD"):
+        assert f"POSTGRES_{key}" not in pg and f"BURSTBENCH_PG_{key}" not in b
+        assert pg[f"POSTGRES_{key}_FILE"] == b[f"BURSTBENCH_PG_{key}_FILE"]
+        assert pg[f"POSTGRES_{key}_FILE"].startswith("/run/burstbench/credentials/")
+    assert svcs["credentials"]["environment"]["POSTGRES_PASSWORD"] in ("", None)
+    mounts = {name: [v if isinstance(v, str) else f"{v.get('source')}:{v.get('target')}"
+                     for v in svc.get("volumes", [])] for name, svc in svcs.items()}
+    holders = {n for n, vols in mounts.items() if any(v.startswith("credentials:") for v in vols)}
+    assert holders == {"credentials", "postgres", "broker-b"}
+    # the database: only on the internal network, nothing published
+    assert set(svcs["postgres"]["networks"]) == {"database"} and "ports" not in svcs["postgres"]
+    assert resolved["networks"]["database"]["internal"] is True
+    assert set(svcs["broker-b"]["networks"]) == {"default", "database"}
+    assert svcs["credentials"]["network_mode"] == "none"
+
+
+def test_env_still_overrides_the_generated_credentials(tmp_path):
+    env_file = tmp_path / ".env"
+    env_file.write_text((ROOT / ".env.example").read_text() + "POSTGRES_PASSWORD=mine\n")
+    env = _config(tmp_path, env_file)["services"]["credentials"]["environment"]
+    assert (env["POSTGRES_DB"], env["POSTGRES_USER"], env["POSTGRES_PASSWORD"]) == \
+        ("activemq", "bench", "mine")
+
+
+def _credentials_script(volume: Path) -> str:
+    """The credentials service's shell script as its container runs it, on ``volume``."""
+    [script] = services()["credentials"]["command"]
+    assert "cd /credentials" in script
+    return script.replace("$$", "$").replace("cd /credentials", f"cd {shlex.quote(str(volume))}")
+
+
+def test_the_credentials_service_generates_once_and_env_overrides(tmp_path):
+    sh = shutil.which("sh")
+    vol = tmp_path / "credentials"
+    vol.mkdir()
+    base = {"PATH": "/usr/bin:/bin"}
+    run = lambda env: subprocess.run([sh, "-c", _credentials_script(vol)],  # noqa: E731
+                                     env={**base, **env}, capture_output=True, text=True,
+                                     timeout=30, check=True)
+    run({"POSTGRES_DB": "", "POSTGRES_USER": "", "POSTGRES_PASSWORD": ""})
+    pw = (vol / "postgres_password").read_text()
+    assert re.fullmatch(r"[A-Za-z0-9]{32}", pw)
+    assert (vol / "postgres_db").read_text() == "activemq"
+    assert (vol / "postgres_user").read_text() == "bench"
+    assert all(oct((vol / f).stat().st_mode & 0o777) == "0o444" for f in
+               ("postgres_db", "postgres_user", "postgres_password"))
+    run({})  # a second start keeps what the first made
+    assert (vol / "postgres_password").read_text() == pw
+    vol2 = tmp_path / "other"
+    vol2.mkdir()
+    subprocess.run([sh, "-c", _credentials_script(vol2)], env=base, capture_output=True,
+                   check=True, timeout=30)
+    assert (vol2 / "postgres_password").read_text() != pw  # random, not a fixed value
+    run({"POSTGRES_PASSWORD": "from-env", "POSTGRES_USER": "me"})
+    assert (vol / "postgres_password").read_text() == "from-env"
+    assert (vol / "postgres_user").read_text() == "me"
+
+
+def test_entrypoint_reads_credentials_from_files(tmp_path):
+    (tmp_path / "pw").write_text("s&cret")
+    (tmp_path / "user").write_text("bench")
+    env = {**_stub_java(tmp_path), "BURSTBENCH_PG_HOST": "postgres", "BURSTBENCH_PG_PORT": "5432",
+           "BURSTBENCH_PG_DB": "activemq", "BURSTBENCH_PG_USER_FILE": str(tmp_path / "user"),
+           "BURSTBENCH_PG_PASSWORD_FILE": str(tmp_path / "pw")}
+    r = _entrypoint(env, str(ROOT / "deploy/broker-b.xml"))
+    assert r.returncode == 0, r.stderr
+    props = {e.get("name"): e.get("value") for e in
+             ET.parse(tmp_path / "run" / "activemq.xml").getroot().iter()
+             if e.tag.endswith("}property")}
+    assert (props["username"], props["password"]) == ("bench", "s&cret")
+    both = {**env, "BURSTBENCH_PG_PASSWORD": "x"}
+    r = _entrypoint(both, str(ROOT / "deploy/broker-b.xml"))
+    assert r.returncode == 2 and "both BURSTBENCH_PG_PASSWORD and" in r.stderr
+    gone = {**env, "BURSTBENCH_PG_USER_FILE": str(tmp_path / "missing")}
+    r = _entrypoint(gone, str(ROOT / "deploy/broker-b.xml"))
+    assert r.returncode == 2 and "cannot read" in r.stderr
 
 
 def test_every_required_variable_is_in_env_example_and_env_is_ignored():
@@ -236,6 +314,9 @@ def test_every_service_that_waits_waits_for_a_health_check():
     for name, svc in svcs.items():
         for dep, how in svc.get("depends_on", {}).items():
             assert dep in svcs, f"{name} depends on unknown {dep}"
+            if dep == "credentials":  # a one-shot service: done is its only state
+                assert how == {"condition": "service_completed_successfully"}, (name, dep)
+                continue
             assert how == {"condition": "service_healthy"}, (name, dep)
             assert svcs[dep].get("healthcheck"), f"{name} waits for {dep}, which has no check"
 
@@ -345,7 +426,7 @@ def test_broker_command_is_launcher_arguments_on_a_committed_file(service):
     ports = connector_ports(xml)
     assert set(ports) == {"openwire", "stomp", "ws"}
     assert healthcheck_ports(svc) == set(ports.values())
-    data = [t for v in svc["volumes"] if not v.startswith((".", "/"))
+    data = [t for v in svc["volumes"] if not v.startswith((".", "/", "credentials:"))
             for t in [v.split(":")[1]]]
     assert data == [f"{st['workdir']}/{data_dir(xml)}"], "the data directory is not the volume"
 
