@@ -18,10 +18,12 @@ from harness.run import PointSpec, Runner, metrics
 
 pytestmark = pytest.mark.integration
 
-# stock clients, the bridge, and every tuned entry: the tuned ones speak the same contract
+# stock clients, the browser, the bridge, and every tuned entry: the tuned ones speak the same
+# contract
 TUNED = [c.name for c in clients.tuned_clients()]
-SPECS = [*clients.LANGUAGE_CLIENTS, "stompjs:tcp", "akka-bridge", *TUNED, "stompjs-tuned:tcp"]
-PAIRS = [*clients.LANGUAGE_CLIENTS, *TUNED]
+SPECS = [*clients.LANGUAGE_CLIENTS, "stompjs:tcp", *clients.BROWSER_CLIENTS, "akka-bridge",
+         *TUNED, "stompjs-tuned:tcp"]
+PAIRS = [*clients.LANGUAGE_CLIENTS, *clients.BROWSER_CLIENTS, *TUNED]
 
 
 def _url(broker, r):
