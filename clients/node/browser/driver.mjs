@@ -88,7 +88,8 @@ const FLAGS = [
 ];
 
 let chrome = null;     // the Chromium child (pid = its process group)
-let profile = null;    // its --user-data-dir
+let profile = null;    // the throwaway directory of its --user-data-dir, HOME, ...
+let shortTmp = null;   // its TMPDIR when the profile's path is too long for a unix socket
 let browser = null;    // puppeteer's Browser
 let ownBrowser = false;
 
@@ -115,18 +116,62 @@ function killBrowser() {
   for (const pid of profilePids()) {
     try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
   }
-  if (profile) {
-    try { fs.rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }); } catch { /* best effort */ }
-    profile = null;
+  for (const dir of [profile, shortTmp]) {
+    if (!dir) continue;
+    try { fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }); } catch { /* best effort */ }
   }
+  profile = shortTmp = null;
 }
 process.on('exit', killBrowser);
 
-/** Start Chromium; resolves to its DevTools WebSocket address. Exits 3 if it will not start. */
-function launch(timeoutMs) {
+/** Field 22 of /proc/PID/stat (start time in clock ticks since boot), or null when the
+ * process is gone (a zombie is gone). */
+function startTime(pid) {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ').pop().split(' ');
+    return f[0] === 'Z' ? null : f[19];
+  } catch {
+    return null;
+  }
+}
+
+/** Remove the profiles of drivers that are gone (killed by SIGKILL: no chance to clean up);
+ * a profile's `owner` file names its driver's PID and start time. */
+function sweepStaleProfiles() {
+  const dirs = [];
+  for (const tmp of new Set([os.tmpdir(), '/tmp'])) {
+    try {
+      for (const n of fs.readdirSync(tmp)) if (n.startsWith('bb-chromium-')) dirs.push(path.join(tmp, n));
+    } catch { /* none there */ }
+  }
+  for (const dir of dirs) {
+    try {
+      const [pid, started] = fs.readFileSync(path.join(dir, 'owner'), 'utf8').trim().split(' ');
+      if (startTime(Number(pid)) === started) continue; // its driver still runs
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch { /* not ours to judge (no owner file yet, or not readable) */ }
+  }
+}
+
+/** Start Chromium; resolves to its DevTools WebSocket address. Exits 3 if it will not start.
+ * A Chromium that dies before it listens is started once more (a fresh profile), with what
+ * it said on stderr. */
+async function launch(timeoutMs) {
   const bin = chromiumPath();
   if (!bin) fail(3, 'no Chromium found (install Debian\'s chromium: ./bench setup), or set BB_CHROMIUM');
+  sweepStaleProfiles();
+  for (let attempt = 1; ; attempt++) {
+    const r = await launchOnce(bin, timeoutMs);
+    if (r.ws) return r.ws;
+    killBrowser();
+    if (attempt >= 2) fail(3, `Chromium (${bin}) exited before it listened (${r.why})`);
+    process.stderr.write(`Chromium exited before it listened (${r.why}); starting it once more\n`);
+  }
+}
+
+function launchOnce(bin, timeoutMs) {
   profile = fs.mkdtempSync(path.join(os.tmpdir(), 'bb-chromium-'));
+  fs.writeFileSync(path.join(profile, 'owner'), `${process.pid} ${startTime(process.pid)}\n`);
   const flags = [...FLAGS, `--user-data-dir=${path.join(profile, 'data')}`];
   // as root Chromium refuses to start with its sandbox on
   if (process.getuid && process.getuid() === 0) flags.push('--no-sandbox');
@@ -135,26 +180,48 @@ function launch(timeoutMs) {
   // it can be killed whole by its PID; setpriv: SIGKILL when this driver dies, even by SIGKILL
   const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
   const [cmd, args] = setpriv ? [setpriv, ['--pdeathsig', 'KILL', '--', bin, ...flags]] : [bin, flags];
-  // CHROME_CONFIG_HOME: the crash handlers' database (named on their command line) in the
-  // throwaway directory too
-  chrome = spawn(cmd, args, {
-    detached: true, stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, CHROME_CONFIG_HOME: path.join(profile, 'config') },
-  });
+  // everything of this browser in the throwaway directory: HOME (its NSS database, caches),
+  // CHROME_CONFIG_HOME (the crash handlers' database, named on their command line) and, when
+  // the path is short enough for the unix socket Chromium makes there (108 bytes with
+  // org.chromium.Chromium.XXXXXX/SingletonSocket), TMPDIR
+  for (const d of ['home', 'config', 'tmp']) fs.mkdirSync(path.join(profile, d));
+  const env = {
+    ...process.env, HOME: path.join(profile, 'home'), CHROME_CONFIG_HOME: path.join(profile, 'config'),
+  };
+  env.TMPDIR = path.join(profile, 'tmp');
+  if (env.TMPDIR.length > 56) {
+    shortTmp = fs.mkdtempSync('/tmp/bb-chromium-');
+    fs.writeFileSync(path.join(shortTmp, 'owner'), `${process.pid} ${startTime(process.pid)}\n`);
+    env.TMPDIR = shortTmp;
+  }
+  chrome = spawn(cmd, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env });
+  const child = chrome;
   return new Promise((resolve) => {
     let err = '';
+    let listening = false;
+    const last = () => err.split('\n').filter((l) => l.trim() && !l.includes('dbus')).slice(-1)[0] || '';
     const timer = setTimeout(() => fail(3, `Chromium (${bin}) did not start within ${timeoutMs / 1000} s`), timeoutMs);
-    chrome.on('error', (e) => fail(3, `cannot start Chromium (${bin}): ${e.code || e.message}`));
-    chrome.on('exit', (code, sig) => {
-      if (!closing) fail(1, `Chromium exited (${sig || code}): ${err.split('\n').filter((l) => l.trim()).slice(-1)[0] || ''}`);
-    });
-    chrome.stderr.setEncoding('utf8');
-    chrome.stderr.on('data', (d) => {
-      err = (err + d).slice(-4096);
-      const m = /DevTools listening on (ws:\/\/\S+)/.exec(err);
-      if (m) {
+    child.on('error', (e) => fail(3, `cannot start Chromium (${bin}): ${e.code || e.message}`));
+    child.on('exit', (code, sig) => {
+      if (!listening) {
         clearTimeout(timer);
-        resolve(m[1]);
+        resolve({ why: `${sig || code}: ${last()}` });
+      } else if (!closing) {
+        fail(1, `Chromium exited (${sig || code}): ${last()}`);
+      }
+    });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (d) => {
+      err = (err + d).slice(-8192);
+      // what Chromium says goes to our log, less its complaints that there is no D-Bus
+      for (const line of d.split('\n')) {
+        if (line.trim() && !line.includes('dbus')) process.stderr.write(`chromium: ${line}\n`);
+      }
+      const m = /DevTools listening on (ws:\/\/\S+)/.exec(err);
+      if (m && !listening) {
+        listening = true;
+        clearTimeout(timer);
+        resolve({ ws: m[1] });
       }
     });
   });
