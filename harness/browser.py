@@ -32,3 +32,36 @@ def chromium_path() -> str | None:
         if found:
             return found
     return None
+
+
+def shares(mode: str, consumers) -> bool:
+    """Whether a point runs a shared Chromium: ``tabs`` mode and a browser consumer."""
+    return mode == "tabs" and any(r.client.language == "browser" for r in consumers)
+
+
+def shared_argv() -> list[str]:
+    """The program that runs the shared Chromium (prints its DevTools address in ``ready``)."""
+    return ["node", str(DRIVER), "browser"]
+
+
+def env_for(r, role: str, shared_ws: str | None) -> dict | None:
+    """The environment of a client process: a browser consumer opens its tab in the shared
+    Chromium when there is one; everything else inherits the harness's."""
+    if shared_ws and role == "consumer" and r.client.language == "browser":
+        return {**os.environ, "BB_BROWSER_WS": shared_ws}
+    return None
+
+
+def reported(done: dict) -> dict:
+    """What a browser process's ``done`` line says of Chromium, for the result's process
+    table: whose Chromium the page ran in (``own`` or ``shared``), the tab's main-thread task
+    and script seconds and JS heap (Performance.getMetrics), and Chromium's processes with their
+    CPU seconds (SystemInfo.getProcessInfo) where the process owned the browser."""
+    out = {}
+    if "browser" in done:
+        out["browser"] = done["browser"]
+    if isinstance(done.get("tab"), dict):
+        out["tab"] = done["tab"]
+    if isinstance(done.get("chromium"), list):
+        out["chromium"] = done["chromium"]
+    return out

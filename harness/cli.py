@@ -102,6 +102,9 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
         "--optimized-dispatch", action=argparse.BooleanOptionalAction, default=False,
         help="queues dispatch in the thread that wakes them (a send, an ack) rather than in a "
         "pooled task (ActiveMQ's optimizedDispatch)")
+    p.add_argument("--browser", default="browsers", choices=["browsers", "tabs"],
+                   help="stompjs:browser consumers: each in a Chromium of its own (browsers) or "
+                   "as tabs of one Chromium (tabs); recorded in the result")
     p.add_argument("--cpus-broker", default="", metavar="LIST",
                    help="run the brokers on these CPUs only (taskset -c LIST, e.g. 0)")
     p.add_argument("--cpus-clients", default="", metavar="LIST",
@@ -144,6 +147,7 @@ def spec_from(args) -> PointSpec:
         tcp_nodelay=args.tcp_nodelay,
         cpus_broker=args.cpus_broker,
         cpus_clients=args.cpus_clients,
+        browser=args.browser,
     )
     spec.validate()
     return spec

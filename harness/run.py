@@ -21,7 +21,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness import brokers, clients, measure, topology
+from harness import brokers, browser, clients, measure, topology
 from harness.procs import Child, Interrupted, Supervisor
 
 
@@ -62,6 +62,9 @@ class PointSpec:
     tls: bool = False  # TLS-only connectors, a throwaway CA, clients verify the broker
     auth: bool = False  # brokers require a user with a generated password
     broker_urls: list[str] = field(default_factory=list)  # brokers the harness did not start
+    # browser consumers (stompjs:browser): each its own Chromium ("browsers"), or tabs of one
+    # Chromium the harness starts for the point ("tabs"); see harness/browser.py
+    browser: str = "browsers"
     expect_loss: bool = False
     # a point without faults expects every message exactly once: a duplicate fails it
     expect_duplicates: bool = False
@@ -118,6 +121,8 @@ class PointSpec:
                                  "hosts (they cannot be set here)")
             for i, text in enumerate(self.broker_urls):
                 brokers.parse_external(f"#{i + 1}", text)
+        if self.browser not in browser.MODES:
+            raise ValueError(f"browser must be one of {', '.join(browser.MODES)}: {self.browser}")
         for name, cpus in (("cpus-broker", self.cpus_broker), ("cpus-clients", self.cpus_clients)):
             if cpus:
                 _check_cpus(name, cpus)
@@ -418,11 +423,17 @@ class Runner:
                 argv = ["taskset", "-c", spec.cpus_clients, *argv]
             if self.net is not None:
                 argv = self.net.wrap(host) + argv
-            child = sup.start(ident, argv, role=role)
+            child = sup.start(ident, argv, role=role, env=browser.env_for(r, role, shared))
             self.placement[ident] = host
             return child
 
         self.placement: dict[str, str] = {}
+        shared = None  # the DevTools address of the point's shared Chromium (--browser tabs)
+        if browser.shares(spec.browser, cons):
+            self.progress("starting a shared Chromium for the browser consumers' tabs")
+            shared_child = sup.start("browser", browser.shared_argv(), role="browser")
+            self.browser_ready = _wait_all(sup, [shared_child], "ready", spec.ready_timeout)
+            shared = self.browser_ready[shared_child.name]["ws"]
         self.progress(f"starting {len(cons)} consumer(s)")
         consumers = [start("consumer", i, r) for i, r in enumerate(cons)]
         self.ready = _wait_all(sup, consumers, "ready", spec.ready_timeout)
@@ -478,6 +489,7 @@ class Runner:
         for c in consumers:
             c.send("stop")
         done.update(_wait_all(sup, consumers, "done", 120))
+        self.done = done
         self.outcome.foreign_reported = sum(int(done[c.name].get("foreign", 0)) for c in consumers)
         for child in producers + consumers:
             child.close_stdin()
@@ -485,6 +497,11 @@ class Runner:
         deadline = time.monotonic() + 30
         while any(c.alive() for c in producers + consumers) and time.monotonic() < deadline:
             time.sleep(0.02)
+        for c in sup.children:
+            if c.role == "browser" and c.alive():  # the shared Chromium, its tabs all closed
+                c.send("stop")
+                self.done.update(_wait_all(sup, [c], "done", 30))
+                sup.stop(c)
         self._final_witness(sup)
         for b in reversed(list(self.brokers.values())):
             if b.child is not None:  # never stop a broker we did not start
@@ -617,6 +634,8 @@ class Runner:
                     "max_rss_mb": round(child.usage.max_rss_mb, 1),
                     "max_open_files": child.usage.max_open_files,
                     "log": str(child.log_path.relative_to(self.dir)),
+                    # a browser client: its own Chromium or a tab, what Chromium reports
+                    **browser.reported(getattr(self, "done", {}).get(child.name, {})),
                 }
             )
             path = rec / f"{child.name}.tsv"

@@ -183,3 +183,40 @@ def test_the_driver_takes_its_chromium_with_it(how, shared_broker, tmp_path):
         assert not stale
     else:
         _next_driver_sweeps(stale, tmp_path)
+
+
+@pytest.mark.parametrize("mode", ["tabs", "browsers"])
+def test_browser_consumers_compete_as_tabs_or_browsers(mode, tmp_path):
+    """Three browser consumers share one queue as three tabs of one Chromium (the harness's
+    ``browser`` process) or as three Chromiums: every message once, each a share, the result
+    says which, and what Chromium reports per tab and per process."""
+    from harness.run import PointSpec, Runner, metrics
+
+    need_broker_built()
+    client_or_skip("stompjs:browser")
+    spec = PointSpec(producer=["stompjs"], consumer=["stompjs:browser"], consumers=3,
+                     count=3000, bursts=2, browser=mode)
+    out = Runner(spec, tmp_path / "point").run()
+    assert out.status == "ok", out.errors
+    m = metrics(out)
+    a = m["accounting"]
+    assert (a["sent"], a["received"], a["lost"], a["duplicates"]) == (6000, 6000, 0, 0), a
+    assert all(out.consumer_records.values()), "each tab should receive a share"
+    procs = {p["name"]: p for p in out.processes}
+    shared = [p for p in procs.values() if p["role"] == "browser"]
+    tabs = [p for p in procs.values() if p["role"] == "consumer"]
+    assert len(tabs) == 3
+    if mode == "tabs":
+        assert len(shared) == 1 and shared[0]["exit_code"] == 0
+        assert {p["browser"] for p in tabs} == {"shared"}
+        kinds = [c["type"] for c in shared[0]["chromium"]]
+        assert "browser" in kinds
+        # while the last tab was open, its renderer was among the shared browser's processes
+        assert any(c["type"] == "renderer" for p in tabs for c in p["chromium"])
+    else:
+        assert not shared
+        assert {p["browser"] for p in tabs} == {"own"}
+        for p in tabs:
+            assert {"browser", "renderer"} <= {c["type"] for c in p["chromium"]}
+    for p in tabs:
+        assert p["tab"]["task_s"] > 0 and p["tab"]["script_s"] > 0

@@ -286,8 +286,9 @@ if (role === 'browser') {
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    const chromium = await processInfo();
     await closeBrowser(null);
-    emit({ event: 'done', id });
+    emit({ event: 'done', id, chromium });
     process.exit(0);
   };
   for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, stop);
@@ -369,16 +370,18 @@ async function client() {
     if (ticker) clearInterval(ticker);
     let counts = role === 'producer' ? { sent: 0 } : { received: 0, foreign: 0, redelivered: 0 };
     let tab = null;
+    let chromium = null;
     if (started) {
       counts = await page.evaluate(() => window.bb.role.counts());
       tab = await tabMetrics(page);
+      chromium = await processInfo(); // a shared browser's: every tab's renderer still there
       if (o.records) await writeRecords(page, o.records);
     } else if (o.records) {
       fs.writeFileSync(o.records, role === 'producer' ? '#producer\tseq\tburst\tsent_ns\n'
         : '#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\tnonce\tcrc32_header\tcrc32_body\n');
     }
     await closeBrowser(page);
-    emit({ event: 'done', id: o.id, ...counts, ...(tab ? { browser: mode, tab } : {}) });
+    emit({ event: 'done', id: o.id, ...counts, ...(tab ? { browser: mode, tab } : {}), ...(chromium ? { chromium } : {}) });
     process.exit(0);
   };
 
@@ -452,6 +455,19 @@ async function tabMetrics(page) {
     };
   } catch {
     return null;
+  }
+}
+
+/** Chromium's processes with their CPU seconds so far (SystemInfo.getProcessInfo on the
+ * browser target): which kind (browser, renderer, gpu, utility) and PID. */
+async function processInfo() {
+  try {
+    const cdp = await browser.target().createCDPSession();
+    const { processInfo: list } = await cdp.send('SystemInfo.getProcessInfo');
+    await cdp.detach();
+    return list.map((p) => ({ type: p.type, pid: p.id, cpu_s: Number(p.cpuTime.toFixed(3)) }));
+  } catch (e) {
+    return [{ error: String(e.message || e).slice(0, 200) }];
   }
 }
 
