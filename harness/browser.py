@@ -21,17 +21,14 @@ MODES = ("browsers", "tabs")
 
 def chromium_path() -> str | None:
     """The Chromium binary the driver will run (same search): $BB_CHROMIUM, Debian's
-    /usr/lib/chromium/chromium, or the usual names on PATH."""
+    /usr/lib/chromium/chromium (what its /usr/bin/chromium wrapper runs), or ``chromium`` on
+    PATH."""
     if os.environ.get("BB_CHROMIUM"):
         return os.environ["BB_CHROMIUM"]
     debian = Path("/usr/lib/chromium/chromium")
     if os.access(debian, os.X_OK):
         return str(debian)
-    for name in ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
+    return shutil.which("chromium")
 
 
 def shares(mode: str, consumers) -> bool:

@@ -118,6 +118,27 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
         "setting")
 
 
+def add_live_options(p) -> None:
+    p.add_argument("--live", action="store_true",
+                   help="serve a page on 127.0.0.1 that follows the run (stompjs in the browser, "
+                   "over the broker's WebSocket, from a topic of the harness's own)")
+    p.add_argument("--live-port", type=_int(0), default=0, metavar="PORT",
+                   help="the live page's port (default: a free one)")
+
+
+def live_started(args):
+    """Start the live view when asked (its address on stderr); a context for the command."""
+    import contextlib
+
+    from harness import live
+
+    if not getattr(args, "live", False):
+        return contextlib.nullcontext()
+    view = live.start(args.live_port)
+    print(f"live view: {view.url}", file=sys.stderr, flush=True)
+    return contextlib.closing(live)
+
+
 def spec_from(args) -> PointSpec:
     spec = PointSpec(
         producer=[s for s in args.producer.split(",") if s],
@@ -259,6 +280,15 @@ def summary(doc: dict) -> str:
 
 def cmd_run(args) -> int:
     spec = spec_from(args)
+    if args.live and (spec.tls or spec.hosts == "netns"):
+        print("bench run: error: --live follows a broker on the host's loopback without TLS "
+              "(not with --tls or --hosts netns)", file=sys.stderr)
+        return 2
+    with live_started(args):
+        return _cmd_run(args, spec)
+
+
+def _cmd_run(args, spec) -> int:
     run = results.Run(results.new_run_id("run"), sys.argv)
     print(f"run {run.id}: results in {run.dir}", flush=True)
     status = "complete"
@@ -291,7 +321,8 @@ def run_point_printing(run, point_id: str, spec: PointSpec) -> dict:
 def cmd_sweep(args) -> int:
     from harness import sweep
 
-    return sweep.main(args)
+    with live_started(args):
+        return sweep.main(args)
 
 
 def cmd_perf(args) -> int:
@@ -348,6 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="measure one point and print its summary")
     add_point_options(p)
+    add_live_options(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="run sweeps (axes x profile) and draw the charts")
@@ -359,6 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--broker-url", action="append", default=[], metavar="URLS",
                    help="measure brokers the harness did not start (see bench run --help); "
                    "points that need another broker configuration are skipped")
+    add_live_options(p)
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("perf", help="benchmarks: 'clients' = each client vs a minimal loop")

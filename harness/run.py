@@ -21,7 +21,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness import brokers, browser, clients, measure, topology
+from harness import brokers, browser, clients, live, measure, topology
 from harness.procs import Child, Interrupted, Supervisor
 
 
@@ -428,6 +428,7 @@ class Runner:
             return child
 
         self.placement: dict[str, str] = {}
+        live.point_started(self)
         shared = None  # the DevTools address of the point's shared Chromium (--browser tabs)
         if browser.shares(spec.browser, cons):
             self.progress("starting a shared Chromium for the browser consumers' tabs")
@@ -446,6 +447,7 @@ class Runner:
                     *producers]
 
         def note(child: Child, ev: dict) -> None:
+            live.event(child, ev)
             if ev.get("event") == "tick" and child.name in received:
                 received[child.name] = max(received[child.name], int(ev.get("received", 0)))
             elif ev.get("event") == "done":
@@ -461,11 +463,13 @@ class Runner:
             cpu0 = {c.name: c.cpu_seconds_now() for c in everyone}
             machine0, harness0 = _machine_busy_seconds(), _harness_cpu_seconds()
             w0 = time.monotonic()
+            live.burst(b)
             for p in producers:
                 p.send("go")
             confirmations = _wait_all(sup, producers, "burst", self._burst_timeout(),
                                       on_other=note)
             self.outcome.confirmed[b] = max(e["_rx_ns"] for e in confirmations.values())
+            live.confirmed(b)
             target = total_per_burst * (b + 1)
             self._drain(sup, received, target, note)
             wall = time.monotonic() - w0
@@ -490,6 +494,7 @@ class Runner:
             c.send("stop")
         done.update(_wait_all(sup, consumers, "done", 120))
         self.done = done
+        live.point_finished(done, producers + consumers)
         self.outcome.foreign_reported = sum(int(done[c.name].get("foreign", 0)) for c in consumers)
         for child in producers + consumers:
             child.close_stdin()

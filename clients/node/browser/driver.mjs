@@ -40,15 +40,11 @@ if (!['producer', 'consumer', 'browser'].includes(role)) {
 // Chromium: found at run time, started in a process group of its own
 
 /** The Chromium binary: $BB_CHROMIUM, Debian's /usr/lib/chromium/chromium (what the
- * /usr/bin/chromium wrapper runs), or the first of the usual names on PATH. */
+ * /usr/bin/chromium wrapper runs), or `chromium` on PATH (harness/browser.py: the same). */
 function chromiumPath() {
   if (process.env.BB_CHROMIUM) return process.env.BB_CHROMIUM;
   const candidates = ['/usr/lib/chromium/chromium'];
-  for (const dir of (process.env.PATH || '').split(':')) {
-    for (const name of ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome']) {
-      candidates.push(path.join(dir, name));
-    }
-  }
+  for (const dir of (process.env.PATH || '').split(':')) candidates.push(path.join(dir, 'chromium'));
   for (const c of candidates) {
     try {
       fs.accessSync(c, fs.constants.X_OK);
