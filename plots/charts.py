@@ -509,7 +509,11 @@ def render_run(run_dir: Path) -> list[Path]:
     charts = run_dir / "charts"
     written = []
     blog = BLOG
-    for axis, pts in _by_axis(points).items():
+    by_axis = _by_axis(points)
+    from plots import browser  # the browser profile's axes are drawn in pairs
+
+    written.extend(browser.render(manifest, by_axis, charts))
+    for axis, pts in by_axis.items():
         if not any(_ok(p) for p in pts) and axis != "languages":
             continue
         if axis == "consumers":
