@@ -67,9 +67,14 @@ def chart(manifest, flood, paced, x_key: str, xlabel: str, logx: bool, path: Pat
     rate = next((p["parameters"].get("rate") for p in paced if p.get("parameters")), None)
     right.set_ylabel("latency ms, from the intended send time")
     right.set_title(f"Latency, paced at {rate:g} msg/s" if rate else "Latency, paced")
+    xs_all = sorted({x for pts in (flood, paced) for x, _ in
+                     (xp for v in _series(pts, x_key).values() for xp in v)})
     for ax in (left, right):
         if logx:
             ax.set_xscale("log", base=2)
+        if xs_all:  # the measured values, in the units a reader uses
+            ax.set_xticks(xs_all, [f"{x:,}" for x in xs_all])
+            ax.minorticks_off()
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3, which="both")
         if ax.get_legend_handles_labels()[0]:
