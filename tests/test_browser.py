@@ -184,7 +184,7 @@ def test_the_driver_takes_its_chromium_with_it(how, shared_broker, tmp_path):
         _next_driver_sweeps(stale, tmp_path)
 
 
-@pytest.mark.parametrize("mode", ["tabs", "browsers"])
+@pytest.mark.parametrize("mode", ["tabs", pytest.param("browsers", marks=pytest.mark.browser_full)])
 def test_browser_consumers_compete_as_tabs_or_browsers(mode, tmp_path):
     """Three browser consumers share one queue as three tabs of one Chromium (the harness's
     ``browser`` process) or as three Chromiums: every message once, each a share, the result

@@ -262,11 +262,17 @@ def test_foreign_messages_are_counted_not_fatal(spec, shared_broker, tmp_path):
 
 
 # -- every producer with every consumer -----------------------------------------------------
-@pytest.mark.parametrize(
-    "prod_spec, cons_spec",
-    list(itertools.product(PAIRS, PAIRS)),
-    ids=[f"{p}->{c}" for p, c in itertools.product(PAIRS, PAIRS)],
-)
+def _pair(p: str, c: str):
+    """The browser with a tuned entry is opt-in (browser_full): a Chromium per side costs
+    seconds, and the browser meets every stock client and itself in the default run."""
+    tuned = {p, c} & set(TUNED)
+    browser = {p, c} & set(clients.BROWSER_CLIENTS)
+    marks = [pytest.mark.browser_full] if tuned and browser else []
+    return pytest.param(p, c, id=f"{p}->{c}", marks=marks)
+
+
+@pytest.mark.parametrize("prod_spec, cons_spec",
+                         [_pair(p, c) for p, c in itertools.product(PAIRS, PAIRS)])
 def test_pair_headers_and_bodies_survive(prod_spec, cons_spec, shared_broker, tmp_path):
     prod, cons = client_or_skip(prod_spec), client_or_skip(cons_spec)
     sent, got, done = pair_run(
