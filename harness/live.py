@@ -89,11 +89,13 @@ class LiveView:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/"
 
-    def close(self, linger: float = 3.0) -> None:
+    def close(self, linger: float = 5.0) -> None:
         """Stop; a page that follows gets up to ``linger`` seconds to fetch the last state."""
         deadline = time.monotonic() + linger
         while self.served is not None and self.served < self.version and time.monotonic() < deadline:
             time.sleep(0.05)
+        if self.served is not None:
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))  # ... and to draw it
         self.stop_event.set()
         self._disconnect()
         self.server.shutdown()

@@ -65,6 +65,6 @@ async function poll() {
   } catch (e) {
     $('conn').textContent = `the run has ended (the harness answers no more: ${e.message})`;
   }
-  setTimeout(poll, 1000);
+  setTimeout(poll, 500);
 }
 poll();
