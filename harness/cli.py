@@ -133,6 +133,9 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
         "--optimized-dispatch", action=argparse.BooleanOptionalAction, default=False,
         help="queues dispatch in the thread that wakes them (a send, an ack) rather than in a "
         "pooled task (ActiveMQ's optimizedDispatch)")
+    p.add_argument("--browser", default="browsers", choices=["browsers", "tabs"],
+                   help="stompjs:browser consumers: each in a Chromium of its own (browsers) or "
+                   "as tabs of one Chromium (tabs); recorded in the result")
     p.add_argument("--cpus-broker", default="", metavar="LIST",
                    help="run the brokers on these CPUs only (taskset -c LIST, e.g. 0)")
     p.add_argument("--cpus-clients", default="", metavar="LIST",
@@ -144,6 +147,27 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
         "off as ActiveMQ ships it; an OpenWire connection then takes the negotiated "
         "wireFormat.tcpNoDelayEnabled, true by default). The clients keep their libraries' own "
         "setting")
+
+
+def add_live_options(p) -> None:
+    p.add_argument("--live", action="store_true",
+                   help="serve a page on 127.0.0.1 that follows the run (stompjs in the browser, "
+                   "over the broker's WebSocket, from a topic of the harness's own)")
+    p.add_argument("--live-port", type=_int(0), default=0, metavar="PORT",
+                   help="the live page's port (default: a free one)")
+
+
+def live_started(args):
+    """Start the live view when asked (its address on stderr); a context for the command."""
+    import contextlib
+
+    from harness import live
+
+    if not getattr(args, "live", False):
+        return contextlib.nullcontext()
+    view = live.start(args.live_port)
+    print(f"live view: {view.url}", file=sys.stderr, flush=True)
+    return contextlib.closing(live)
 
 
 def spec_from(args) -> PointSpec:
@@ -177,6 +201,7 @@ def spec_from(args) -> PointSpec:
         tcp_nodelay=args.tcp_nodelay,
         cpus_broker=args.cpus_broker,
         cpus_clients=args.cpus_clients,
+        browser=args.browser,
     )
     spec.validate()
     return spec
@@ -313,6 +338,15 @@ def cmd_run(args) -> int:
         from harness import findmax
 
         return findmax.cmd_run(args, spec)
+    if args.live and (spec.tls or spec.hosts == "netns"):
+        print("bench run: error: --live follows a broker on the host's loopback without TLS "
+              "(not with --tls or --hosts netns)", file=sys.stderr)
+        return 2
+    with live_started(args):
+        return _cmd_run(args, spec)
+
+
+def _cmd_run(args, spec) -> int:
     run = results.Run(results.new_run_id("run"), sys.argv)
     print(f"run {run.id}: results in {run.dir}", flush=True)
     status = "complete"
@@ -349,7 +383,8 @@ def run_point_printing(run, point_id: str, spec: PointSpec) -> dict:
 def cmd_sweep(args) -> int:
     from harness import sweep
 
-    return sweep.main(args)
+    with live_started(args):
+        return sweep.main(args)
 
 
 def cmd_perf(args) -> int:
@@ -416,6 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "CPU loop) and record it in the run, for ./bench compare --calibrated")
     p.add_argument("--p99-bound", type=_float(0), default=50.0, metavar="MS",
                    help="--find-max: the p99 latency a probe may have and still hold (default 50)")
+    add_live_options(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="run sweeps (axes x profile) and draw the charts")
@@ -427,6 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--broker-url", action="append", default=[], metavar="URLS",
                    help="measure brokers the harness did not start (see bench run --help); "
                    "points that need another broker configuration are skipped")
+    add_live_options(p)
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("perf", help="benchmarks: 'clients' = each client vs a minimal loop")

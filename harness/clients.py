@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -53,6 +54,8 @@ class Client:
     extra_env: dict = field(default_factory=dict)
     tuned_of: str | None = None  # a tuned entry names the stock client it speeds up
     timed_bursts: bool = True  # its producer takes --duration (sustained runs)
+    # what else must be there (a runtime the toolchain drives): None, or why it is missing
+    requires: Callable[[], str | None] | None = None
 
     @property
     def tuned(self) -> bool:
@@ -67,7 +70,7 @@ class Client:
             return f"{self.name}: toolchain '{self.toolchain}' not found on PATH"
         if not self.built.exists():
             return f"{self.name}: not installed/built ({self.built} missing): run ./bench setup"
-        return None
+        return self.requires() if self.requires else None
 
 
 _JAVA_CLIENT = CLIENTS / "java"
@@ -109,7 +112,7 @@ REGISTRY: tuple[Client, ...] = (
         language="node",
         aliases=("node", "js"),
         library="@stomp/stompjs",
-        transports={"ws": "ws", "tcp": "stomp"},
+        transports={"ws": "ws", "tcp": "stomp", "browser": "ws"},
         default_transport="ws",
         producer=("node", str(CLIENTS / "node" / "producer.mjs")),
         consumer=("node", str(CLIENTS / "node" / "consumer.mjs")),
@@ -175,7 +178,8 @@ def _tuned(stock: str, producer: tuple[str, ...], consumer: tuple[str, ...], not
         language=s.language,
         aliases=(),
         library=s.library,
-        transports=s.transports,
+        # a transport with programs of its own (the browser) has no tuned twin
+        transports={k: v for k, v in s.transports.items() if k != "browser"},
         default_transport=s.default_transport,
         producer=producer,
         consumer=consumer,
@@ -223,6 +227,38 @@ REGISTRY += (
 
 # The four languages of the pair matrix, stock (the bridge joins where a test names it).
 LANGUAGE_CLIENTS = ("net-stomp", "stomp-py", "stompjs", "openwire-jms")
+
+
+def _chromium_missing() -> str | None:
+    from harness import browser
+
+    return None if browser.chromium_path() else (
+        "stompjs:browser: no Chromium found (Debian's chromium: ./bench setup)")
+
+
+_BROWSER_DRIVER = _NODE / "browser" / "driver.mjs"
+# A transport whose programs are not the client's own: ``resolve("stompjs:browser")`` gives
+# this entry (same name and library, language ``browser``). stompjs in a page of headless
+# Chromium (the library's browser bundle from clients/node/node_modules, the Node client's
+# version), driven over the DevTools protocol by clients/node/browser/driver.mjs.
+TRANSPORT_PROGRAMS: dict[tuple[str, str], Client] = {
+    ("stompjs", "browser"): Client(
+        name="stompjs",
+        language="browser",
+        aliases=(),
+        library="@stomp/stompjs (browser bundle)",
+        transports=_STOCK["stompjs"].transports,
+        default_transport="ws",
+        producer=("node", str(_BROWSER_DRIVER), "producer"),
+        consumer=("node", str(_BROWSER_DRIVER), "consumer"),
+        toolchain="node",
+        built=_NODE / "node_modules" / "puppeteer-core",
+        notes="a page of headless Chromium (one browser per process, or tabs of a shared one)",
+        requires=_chromium_missing,
+    ),
+}
+# the browser entries of the pair matrix and the languages axis
+BROWSER_CLIENTS = ("stompjs:browser",)
 
 
 def tuned_clients() -> list[Client]:
@@ -286,7 +322,7 @@ def resolve(spec: str) -> Resolved:
         raise UnknownClient(
             f"client {c.name} has no transport {transport!r} (it has: {', '.join(c.transports)})"
         )
-    return Resolved(c, transport)
+    return Resolved(TRANSPORT_PROGRAMS.get((c.name, transport), c), transport)
 
 
 def parse_list(text: str) -> list[Resolved]:

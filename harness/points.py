@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from harness import clients, procs, results
+from harness import clients, live, procs, results
 from harness.procs import Interrupted
 from harness.run import Outcome, PointFailed, PointSpec, Runner, metrics
 
@@ -44,6 +44,7 @@ def measure_point(
             "incomplete" if isinstance(error, (Interrupted, KeyboardInterrupt)) else "failed"
         )
     doc = run.write_point(point_id, doc)
+    live.point_result(point_id, doc)
     if isinstance(error, (Interrupted, KeyboardInterrupt)):
         raise error
     if doc["status"] != "ok":

@@ -104,22 +104,44 @@ class Child:
             pass
 
     def cpu_seconds_now(self) -> float | None:
-        """User+system CPU seconds so far, read from /proc while the child runs (None for a
-        program on another host: the local ssh client's figure is not the program's)."""
+        """User+system CPU seconds so far of the child and every live process under it (a
+        client's browser, a database's backends), read from /proc while the child runs (None
+        for a program on another host: the local ssh client's figure is not the program's)."""
         if self.remote:
             return None
-        try:
-            with open(f"/proc/{self.pid}/stat") as f:
-                parts = f.read().rsplit(")", 1)[1].split()
-            return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, IndexError, ValueError):
+        stats = _proc_stats()
+        if self.pid not in stats:
             return None
+        kids: dict[int, list[int]] = {}
+        for pid, (ppid, _cpu) in stats.items():
+            kids.setdefault(ppid, []).append(pid)
+        total, todo = 0, [self.pid]
+        while todo:
+            pid = todo.pop()
+            total += stats[pid][1]
+            todo.extend(kids.get(pid, ()))
+        return total / os.sysconf("SC_CLK_TCK")
 
     def last_error(self) -> str:
         for line in reversed(self.stderr_tail):
             if line.startswith("error"):
                 return line
         return self.stderr_tail[-1] if self.stderr_tail else ""
+
+
+def _proc_stats() -> dict[int, tuple[int, int]]:
+    """Every live process: pid -> (parent pid, user+system clock ticks)."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                parts = f.read().rsplit(")", 1)[1].split()
+            out[int(d)] = (int(parts[1]), int(parts[11]) + int(parts[12]))
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
 
 
 class Supervisor:

@@ -21,7 +21,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness import brokers, clients, measure, topology
+from harness import brokers, browser, clients, live, measure, topology
 from harness.procs import Child, Interrupted, Supervisor
 
 
@@ -70,6 +70,9 @@ class PointSpec:
     tls: bool = False  # TLS-only connectors, a throwaway CA, clients verify the broker
     auth: bool = False  # brokers require a user with a generated password
     broker_urls: list[str] = field(default_factory=list)  # brokers the harness did not start
+    # browser consumers (stompjs:browser): each its own Chromium ("browsers"), or tabs of one
+    # Chromium the harness starts for the point ("tabs"); see harness/browser.py
+    browser: str = "browsers"
     expect_loss: bool = False
     # a point without faults expects every message exactly once: a duplicate fails it
     expect_duplicates: bool = False
@@ -133,6 +136,8 @@ class PointSpec:
                                  "clients)")
             for i, text in enumerate(self.broker_urls):
                 brokers.parse_external(f"#{i + 1}", text)
+        if self.browser not in browser.MODES:
+            raise ValueError(f"browser must be one of {', '.join(browser.MODES)}: {self.browser}")
         for name, cpus in (("cpus-broker", self.cpus_broker), ("cpus-clients", self.cpus_clients)):
             if cpus:
                 _check_cpus(name, cpus)
@@ -479,7 +484,8 @@ class Runner:
                 host = self.remote.client_host(role, i)
                 # its working directory there is its records directory (made by remote_exec)
                 argv = self.remote.launchers[host].command(argv, cwd=rec)
-            child = sup.start(ident, argv, role=role, remote=self.remote is not None)
+            child = sup.start(ident, argv, role=role, remote=self.remote is not None,
+                              env=browser.env_for(r, role, shared))
             self.placement[ident] = host
             return child
 
@@ -495,6 +501,13 @@ class Runner:
                                           for i in range(len(cons)))})
             self.progress(f"clock offsets of {', '.join(self._clock_hosts)} (before)")
             self.remote.measure_clocks("before", self._clock_hosts)
+        live.point_started(self)
+        shared = None  # the DevTools address of the point's shared Chromium (--browser tabs)
+        if browser.shares(spec.browser, cons):
+            self.progress("starting a shared Chromium for the browser consumers' tabs")
+            shared_child = sup.start("browser", browser.shared_argv(), role="browser")
+            self.browser_ready = _wait_all(sup, [shared_child], "ready", spec.ready_timeout)
+            shared = self.browser_ready[shared_child.name]["ws"]
         self.progress(f"starting {len(cons)} consumer(s)")
         consumers = [start("consumer", i, r) for i, r in enumerate(cons)]
         self.ready = _wait_all(sup, consumers, "ready", spec.ready_timeout)
@@ -507,6 +520,7 @@ class Runner:
                     *producers]
 
         def note(child: Child, ev: dict) -> None:
+            live.event(child, ev)
             if ev.get("event") == "tick" and child.name in received:
                 received[child.name] = max(received[child.name], int(ev.get("received", 0)))
             elif ev.get("event") == "done":
@@ -525,11 +539,13 @@ class Runner:
             cpu0 = {c.name: c.cpu_seconds_now() for c in everyone}
             machine0, harness0 = _machine_busy_seconds(), _harness_cpu_seconds()
             w0 = time.monotonic()
+            live.burst(b)
             for p in producers:
                 p.send("go")
             confirmations = _wait_all(sup, producers, "burst", self._burst_timeout(),
                                       on_other=note)
             self.outcome.confirmed[b] = max(e["_rx_ns"] for e in confirmations.values())
+            live.confirmed(b)
             target = total_per_burst * (b + 1)
             self._drain(sup, received, target, note)
             wall = time.monotonic() - w0
@@ -553,6 +569,8 @@ class Runner:
         for c in consumers:
             c.send("stop")
         done.update(_wait_all(sup, consumers, "done", 120))
+        self.done = done
+        live.point_finished(done, producers + consumers)
         self.outcome.foreign_reported = sum(int(done[c.name].get("foreign", 0)) for c in consumers)
         for child in producers + consumers:
             child.close_stdin()
@@ -563,6 +581,11 @@ class Runner:
         if self.remote is not None:
             self.progress("clock offsets (after)")
             self.remote.measure_clocks("after", self._clock_hosts)
+        for c in sup.children:
+            if c.role == "browser" and c.alive():  # the shared Chromium, its tabs all closed
+                c.send("stop")
+                self.done.update(_wait_all(sup, [c], "done", 30))
+                sup.stop(c)
         self._final_witness(sup)
         for b in reversed(list(self.brokers.values())):
             if b.child is not None:  # never stop a broker we did not start
@@ -720,6 +743,8 @@ class Runner:
                     "max_rss_mb": round(child.usage.max_rss_mb, 1),
                     "max_open_files": child.usage.max_open_files,
                     "log": str(child.log_path.relative_to(self.dir)),
+                    # a browser client: its own Chromium or a tab, what Chromium reports
+                    **browser.reported(getattr(self, "done", {}).get(child.name, {})),
                 }
             )
             path = rec / f"{child.name}.tsv"

@@ -27,7 +27,8 @@ REF_STYLE = {"color": "#b03a2e", "linestyle": ":", "linewidth": 1.4}
 CLIENT_COLORS = {
     "net-stomp": "#1f77b4", "net-stomp-tuned": "#7fb3e0",
     "stomp-py": "#2ca02c", "stomp-py-tuned": "#98df8a",
-    "stompjs": "#d62728", "stompjs-tcp": "#8c1c13", "stompjs-tuned": "#ff9896",
+    "stompjs": "#d62728", "stompjs-tcp": "#8c1c13", "stompjs:tcp": "#8c1c13",
+    "stompjs-tuned": "#ff9896", "stompjs:browser": "#e377c2",
     "openwire-jms": "#ff7f0e", "openwire-jms-tuned": "#ffbb78",
     "akka-bridge": "#9467bd",
 }
@@ -593,7 +594,11 @@ def render_run(run_dir: Path) -> list[Path]:
     charts = run_dir / "charts"
     written = []
     blog = BLOG
-    for axis, pts in _by_axis(points).items():
+    by_axis = _by_axis(points)
+    from plots import browser  # the browser profile's axes are drawn in pairs
+
+    written.extend(browser.render(manifest, by_axis, charts))
+    for axis, pts in by_axis.items():
         if not any(_ok(p) for p in pts) and axis != "languages":
             continue
         if (pts[0].get("sweep") or {}).get("kind") == "find-max":

@@ -18,10 +18,12 @@ from harness.run import PointSpec, Runner, metrics
 
 pytestmark = pytest.mark.integration
 
-# stock clients, the bridge, and every tuned entry: the tuned ones speak the same contract
+# stock clients, the browser, the bridge, and every tuned entry: the tuned ones speak the same
+# contract
 TUNED = [c.name for c in clients.tuned_clients()]
-SPECS = [*clients.LANGUAGE_CLIENTS, "stompjs:tcp", "akka-bridge", *TUNED, "stompjs-tuned:tcp"]
-PAIRS = [*clients.LANGUAGE_CLIENTS, *TUNED]
+SPECS = [*clients.LANGUAGE_CLIENTS, "stompjs:tcp", *clients.BROWSER_CLIENTS, "akka-bridge",
+         *TUNED, "stompjs-tuned:tcp"]
+PAIRS = [*clients.LANGUAGE_CLIENTS, *clients.BROWSER_CLIENTS, *TUNED]
 
 
 def _url(broker, r):
@@ -261,11 +263,17 @@ def test_foreign_messages_are_counted_not_fatal(spec, shared_broker, tmp_path):
 
 
 # -- every producer with every consumer -----------------------------------------------------
-@pytest.mark.parametrize(
-    "prod_spec, cons_spec",
-    list(itertools.product(PAIRS, PAIRS)),
-    ids=[f"{p}->{c}" for p, c in itertools.product(PAIRS, PAIRS)],
-)
+def _pair(p: str, c: str):
+    """The browser with a tuned entry is opt-in (browser_full): a Chromium per side costs
+    seconds, and the browser meets every stock client and itself in the default run."""
+    tuned = {p, c} & set(TUNED)
+    browser = {p, c} & set(clients.BROWSER_CLIENTS)
+    marks = [pytest.mark.browser_full] if tuned and browser else []
+    return pytest.param(p, c, id=f"{p}->{c}", marks=marks)
+
+
+@pytest.mark.parametrize("prod_spec, cons_spec",
+                         [_pair(p, c) for p, c in itertools.product(PAIRS, PAIRS)])
 def test_pair_headers_and_bodies_survive(prod_spec, cons_spec, shared_broker, tmp_path):
     prod, cons = client_or_skip(prod_spec), client_or_skip(cons_spec)
     sent, got, done = pair_run(

@@ -353,7 +353,8 @@ def python_indirect() -> list[str]:
 
 
 # -- Node --------------------------------------------------------------------------------------
-NODE_SOURCES = ("clients/node/*.mjs", "clients/node/*.js", "perf/loops/*.mjs")
+NODE_SOURCES = ("clients/node/*.mjs", "clients/node/*.js", "clients/node/browser/*.mjs",
+                "perf/loops/*.mjs")
 _NODE_SPEC = re.compile(
     r"""(?:\bimport\s*(?:[\w*{}\s,]*?\sfrom\s*)?|\bexport\s[\w*{}\s,]*?\sfrom\s*|"""
     r"""\bimport\s*\(\s*|\bimport\.meta\.resolve\(\s*|\brequire\s*\(\s*)['"]([^'"]+)['"]""")

@@ -109,3 +109,25 @@ def test_a_failed_or_skipped_point_is_a_cross_never_a_figure(tmp_path, monkeypat
     page = (run.dir / "report.html").read_text()
     row = page.split("consumers-4</td>", 1)[1].split("</tr>", 1)[0]
     assert "4,000" not in row and "4000" not in row, row
+
+
+def test_browser_profile_draws_rate_and_latency_in_one_chart_per_x(tmp_path):
+    """The browser profile's flood and paced axes are drawn together (browser-by-tabs.png);
+    a failed browser point is marked, never a figure."""
+    run = results.Run("b", ["bench", "sweep"], root=tmp_path)
+    for axis, paced in (("browser-tabs", False), ("browser-tabs-paced", True)):
+        for series in ("stompjs:browser", "stompjs"):
+            for n in (1, 4, 16):
+                doc = document(_outcome(tmp_path), "t")
+                doc["sweep"] = {"profile": "browser", "axis": axis, "series": series, "x": n}
+                doc["parameters"]["consumers"] = n
+                if paced:
+                    doc["parameters"]["rate"] = 500.0
+                    doc["latency_ms"] = {"p50": 2.0 * n, "p99": 9.0 * n}
+                if series == "stompjs:browser" and n == 16 and not paced:
+                    doc["status"], doc["errors"] = "failed", ["c7-browser exited with 1"]
+                run.write_point(f"{axis}-{series.replace(':', '_')}-{n}", doc)
+    run.finish("complete")
+    names = sorted(p.name for p in charts.render_run(run.dir))
+    assert names == ["browser-by-tabs.png", "report.html"]
+    assert (run.dir / "charts" / "browser-by-tabs.png").stat().st_size > 10000

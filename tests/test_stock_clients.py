@@ -191,6 +191,19 @@ def test_stock_client_uses_only_its_librarys_public_api(language):
         "\n".join(found)
 
 
+def test_the_browser_client_is_scanned_as_stock_stompjs():
+    """stompjs:browser is a transport of the stock stompjs client: its driver and the page's
+    script are stock sources, held to the same public-API rule (the page uses the library's
+    browser bundle as a web page does: ``new StompJs.Client({...})``)."""
+    r = clients.resolve("stompjs:browser")
+    assert not r.client.tuned
+    scanned = {p.relative_to(ROOT).as_posix() for p in stock_sources("node")}
+    driver = Path(r.client.argv("consumer")[1]).relative_to(ROOT).as_posix()
+    assert {driver, "clients/node/browser/page.js"} <= scanned
+    page = (ROOT / "clients" / "node" / "browser" / "page.js").read_text()
+    assert "new StompJs.Client(" in page and not js_violations(page)
+
+
 def test_every_tuned_entry_names_a_stock_client_and_is_never_a_language_default():
     tuned = clients.tuned_clients()
     assert {c.tuned_of for c in tuned} == set(clients.LANGUAGE_CLIENTS)
