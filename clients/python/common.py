@@ -153,21 +153,24 @@ def connect(args, listener: Listener | None = None):
     its ``timeout`` (which stomp.py leaves on the socket), heart-beats off, no reconnects.
     Returns the connection and the listener."""
     listener = listener or Listener()
+    # a program with a parser of its own (the Pi worker) has one address and no --failover
+    failover = getattr(args, "failover", None)
+    hosts = getattr(args, "hosts", None) or [(args.host, args.port)]
     # --failover: stomp.py's host list, tried in order, a pause of 0.1 s growing to 1 s
     # between rounds, about --connect-timeout s in all (each failed host counts one attempt)
-    again = {"reconnect_attempts_max": 1} if args.failover is None else {
+    again = {"reconnect_attempts_max": 1} if failover is None else {
         "reconnect_sleep_initial": 0.1, "reconnect_sleep_increase": 0.5,
         "reconnect_sleep_max": 1.0, "reconnect_sleep_jitter": 0.0,
-        "reconnect_attempts_max": max(1, int(args.connect_timeout) * len(args.hosts))}
+        "reconnect_attempts_max": max(1, int(args.connect_timeout) * len(hosts))}
     conn = stomp.Connection11(
-        args.hosts,
+        hosts,
         timeout=args.connect_timeout,
         auto_decode=False,
         heartbeats=(0, 0),
         **again,
     )
     if args.ssl:
-        conn.set_ssl(for_hosts=args.hosts, ca_certs=args.ca)
+        conn.set_ssl(for_hosts=hosts, ca_certs=args.ca)
     conn.set_listener("bench", listener)
     deadline = time.monotonic() + args.connect_timeout
     try:
