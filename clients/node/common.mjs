@@ -424,7 +424,8 @@ export function connect(o, hooks = {}) {
         connectHeaders: headers,
         // --failover: stompjs reconnects by itself (also while first connecting)
         reconnectDelay: o.failover ? 200 : 0,
-        beforeConnect: () => { ep = o.endpoints[tries++ % o.endpoints.length]; },
+        // (a program with its own parser, the Pi worker, has o.endpoint alone)
+        beforeConnect: () => { const eps = o.endpoints || [o.endpoint]; ep = eps[tries++ % eps.length]; },
         heartbeatIncoming: 0,
         heartbeatOutgoing: 0,
         debug: () => {},
