@@ -1016,9 +1016,18 @@ class Chaos:
         self.drain()
         self.t_drained = time.time_ns()
         self.stop_consumers()
-        # what each broker still holds once every consumer has acknowledged and left
-        left = self.query_stats()
+        # what each broker still holds once every consumer has acknowledged and left. A
+        # message the network bridge took just before the consumers left is in flight until
+        # the remote broker's acknowledgement comes back (asynchronously): the counters are
+        # read until nothing is in flight or 20 s have passed, and both readings kept
+        first = left = self.query_stats()
+        t0 = time.monotonic()
+        while any(q.get("inflight") for q in left.values()) and time.monotonic() - t0 < 20:
+            time.sleep(0.5)
+            left = self.query_stats()
+        self.result.fault["brokers_at_leave"] = first
         self.result.fault["brokers_after"] = left
+        self.result.fault["settle_s"] = round(time.monotonic() - t0, 1)
         self.stop_brokers()
 
     def query_stats(self, timeout: float = 30) -> dict[str, dict]:
