@@ -951,13 +951,14 @@ class Chaos:
             f"memory limit (no page-in) {blocked} time(s); prefetch {self.spec.prefetch} "
             "bounds what the slow consumer holds, the rest goes to the others")
 
-    # -- mesh-partition ---------------------------------------------------------------------
-    def _mesh_partition(self) -> None:
+    # -- brokers in network namespaces ------------------------------------------------------
+    def namespaced_specs(self, layout: str, prefix: str):
+        """The layout's brokers, one network namespace each (self.net, created), with static
+        network connectors between them: (layout, {name: BrokerSpec})."""
         from harness import netns
 
-        spec = self.spec
-        lay = topology.layout("mesh3")
-        tag = f"m{uuid.uuid4().hex[:6]}"
+        lay = topology.layout(layout)
+        tag = f"{prefix}{uuid.uuid4().hex[:6]}"
         self.net = netns.Network(tag, lay.brokers)
         self.net.create()
         specs = {name: self.broker_spec(name, host=self.net.address(name))
@@ -966,12 +967,25 @@ class Chaos:
             bs.network_connectors = topology.connectors(
                 lay, name, "static", tag,
                 lambda peer: f"tcp://{specs[peer].host}:{specs[peer].openwire_port}")
+        return lay, specs
+
+    def start_namespaced(self, specs: dict) -> dict:
+        """Start each broker of namespaced_specs in its namespace; {name: broker}."""
         started = {}
         for name, bs in specs.items():
             self.progress(f"starting broker {name} on {bs.host} (namespace)")
             started[name] = self.start_broker(
                 bs, f"broker {name}", wrap=self.net.wrap(name),
                 probe=lambda host, port, n=name: self.net.probe(n, port))
+        return started
+
+    # -- mesh-partition ---------------------------------------------------------------------
+    def _mesh_partition(self) -> None:
+        from harness import netns
+
+        spec = self.spec
+        lay, specs = self.namespaced_specs("mesh3", "m")
+        started = self.start_namespaced(specs)
         want = {f"broker {n}": lay.expected_bridges(n, "static") for n in lay.brokers}
 
         def meshed() -> bool:
@@ -1173,22 +1187,8 @@ class Chaos:
         from harness import netns
 
         spec = self.spec
-        lay = topology.layout("forward")
-        tag = f"c{uuid.uuid4().hex[:6]}"
-        self.net = netns.Network(tag, lay.brokers)
-        self.net.create()
-        specs = {name: self.broker_spec(name, host=self.net.address(name))
-                 for name in lay.brokers}
-        for name, bs in specs.items():
-            bs.network_connectors = topology.connectors(
-                lay, name, "static", tag,
-                lambda peer: f"tcp://{specs[peer].host}:{specs[peer].openwire_port}")
-        started = {}
-        for name, bs in specs.items():
-            self.progress(f"starting broker {name} on {bs.host} (namespace)")
-            started[name] = self.start_broker(
-                bs, f"broker {name}", wrap=self.net.wrap(name),
-                probe=lambda host, port, n=name: self.net.probe(n, port))
+        lay, specs = self.namespaced_specs("forward", "c")
+        started = self.start_namespaced(specs)
         a, b = started["a"], started["b"]
         def bridged() -> bool:  # attempts made while b was starting come and go: wait it out
             return bool(self.bridge_events) and self.bridge_events[-1][1] > 0

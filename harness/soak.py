@@ -39,11 +39,10 @@ import re
 import shutil
 import sys
 import time
-import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness import brokers, chaos, clients, paths, topology
+from harness import brokers, chaos, clients, paths
 from harness.chaos import NS, Chaos, ChaosFailed, ChaosSpec, Life, Skip
 from harness.procs import Interrupted, Supervisor
 
@@ -225,18 +224,7 @@ class Soak(Chaos):
                 raise ChaosFailed(f"network namespaces: {why}")
             use_netns = not why
         if use_netns:
-            from harness import netns
-
-            lay = topology.layout("forward")
-            tag = f"s{uuid.uuid4().hex[:6]}"
-            self.net = netns.Network(tag, lay.brokers)
-            self.net.create()
-            specs = {name: self.broker_spec(name, host=self.net.address(name))
-                     for name in lay.brokers}
-            for name, bs in specs.items():
-                bs.network_connectors = topology.connectors(
-                    lay, name, "static", tag,
-                    lambda peer: f"tcp://{specs[peer].host}:{specs[peer].openwire_port}")
+            _, specs = self.namespaced_specs("forward", "s")
             self.producer_host, self.consumer_host = "a", "b"
         else:
             specs = {"a": self.broker_spec("a")}
