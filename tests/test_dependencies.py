@@ -795,3 +795,17 @@ def test_setup_without_root_names_the_missing_package_and_its_install_line(tmp_p
     assert ("bench setup: error: missing system packages: libio-socket-ssl-perl; install them "
             "with: sudo apt-get install libio-socket-ssl-perl") in r.stderr, r.stderr
     assert "creating .venv" not in r.stderr  # it stopped at the first missing piece
+
+
+@needs_debian
+def test_setup_on_an_installed_machine_does_nothing_and_exits_zero():
+    """``./bench setup`` a second time (this suite runs after it): every stamp matches, nothing
+    is installed, and the exit status is 0. CI runs it under ``set -e``; a status of 1 from its
+    last line (``[ $# -eq 2 ] && exec ...`` without ``--hosts``) once failed CI after an install
+    that had worked."""
+    r = subprocess.run([str(BENCH), "setup"], capture_output=True, text=True, timeout=300,
+                       check=False)
+    assert r.returncode == 0, r.stderr
+    assert "bench setup: everything is installed" in r.stderr, r.stderr
+    for step in ("installing system packages", "creating .venv", "npm ci", "mvn package"):
+        assert step not in r.stderr, r.stderr
