@@ -340,8 +340,10 @@ sub tcp_nodelay {
 
 # Wait for the RECEIPT with this id; returns 1, or 0 on timeout / stop. Dies on ERROR or loss;
 # with --failover ($FAILOVER) a lost connection returns -1 instead (the library reconnects on
-# the next call). $on_message (optional) gets any MESSAGE frame that arrives meanwhile.
+# the next call), and so does a late CONNECTED (see reconnected). $on_message (optional) gets
+# any MESSAGE frame that arrives meanwhile.
 our $FAILOVER = 0;
+our $LATE_CONNECTED;
 
 sub wait_receipt {
     my ($stomp, $rid, $timeout, $on_message, $stopref, $idle) = @_;
@@ -370,19 +372,35 @@ sub wait_receipt {
             die 'broker error: ' . ($f->headers->{message} // '') . ' ' . ($f->body // '') . "\n";
         } elsif ($cmd eq 'MESSAGE') {
             $on_message->($f) if $on_message;
+        } elsif ($cmd eq 'CONNECTED' && $FAILOVER) {
+            # a reconnect whose CONNECTED came late (see reconnected): the receipt asked for
+            # on the old connection will never come
+            $LATE_CONNECTED = $f;
+            return -1;
         }
     }
 }
 
-# --failover: a `reconnected` line when the library's session changed since $$seen (the
-# CONNECTED frame's session id, which Net::Stomp keeps in session_id); returns 1 then.
+# --failover: a `reconnected` line when the library's session changed since $$seen; returns 1
+# then. Net::Stomp keeps the CONNECTED frame's session id in session_id, but that is not a sure
+# sign: a reconnect begun by a failed write (an ACK or a SEND to the killed broker) leaves the old
+# connection's unread frames in Net::Stomp's buffer, its connect() takes the first of them for
+# the answer ("failed to connect" in its log) and session_id keeps the old value; the new
+# CONNECTED frame then arrives among the others, and whoever reads it puts it in
+# $LATE_CONNECTED. Either sign counts, once per session.
 my $reconnects = 0;
+my %sessions;
 
 sub reconnected {
     my ($stomp, $id, $seen) = @_;
-    my $now = $stomp->session_id // '';
-    return 0 if $now eq ($$seen // '');
+    $sessions{ $$seen // '' } = 1;
+    my $late = $LATE_CONNECTED;
+    undef $LATE_CONNECTED;
+    my $now = $late ? $late->headers->{session} // '' : $stomp->session_id // '';
+    return 0 if $sessions{$now}++;
     $$seen = $now;
+    print STDERR "Net::Stomp's reconnect took a frame of the old connection for its CONNECTED; "
+      . "the real one came after it\n" if $late;
     emit('reconnected', id => $id, t_ns => now_ns(), n => ++$reconnects);
     return 1;
 }

@@ -117,6 +117,10 @@ sub other_frame {
         }
         die 'broker error: ' . ($f->headers->{message} // '') . ' ' . ($f->body // '') . "\n";
     }
+    if ($f->command eq 'CONNECTED' && $Common::FAILOVER) {    # a late one: see reconnected
+        $Common::LATE_CONNECTED = $f;
+        forget_unacked() if reconnected($stomp, $id, \$session);
+    }
     # RECEIPTs and anything else: nothing to do
 }
 
