@@ -620,6 +620,7 @@ class Runner:
                 "queues": {q: v for q, v in ev.get("queues", {}).items()
                            if q.startswith(self.queue_prefix)},
                 "bridges": ev.get("bridges", []),
+                "t_ns": ev.get("t_ns"),  # when the broker read them (its own clock)
             }
         if keep:
             self.outcome.broker_counts.append({"at": at, "brokers": snap})
