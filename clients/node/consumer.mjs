@@ -206,7 +206,7 @@ function handler(di, sub) {
       rec.dest[n] = di;
       rec.prod[n] = pi;
       rec.nonce[n] = ni;
-      rec.crc[n] = crc32(b);
+      if (len > 6) rec.crc[n] = crc32(b); // (a body of up to 6 bytes is all in `head`: at stop)
       nRec = n + 1;
       received++;
     }
@@ -219,6 +219,13 @@ function handler(di, sub) {
     if (tx > 0 && ++txCount >= tx) { ackAllHeld(); commitTx(); beginTx(); }
     if (target > 0 && received >= target) stop();
   };
+}
+
+/** The body of `len` <= 6 bytes back from its `head` number. */
+function headBytes(head, len) {
+  const b = Buffer.alloc(len);
+  for (let k = len - 1; k >= 0; k--) { b[k] = head % 256; head = Math.floor(head / 256); }
+  return b;
 }
 
 /** 1 if the first min(6, len) body bytes (`head`) are the counter digits of `seq`. */
@@ -305,7 +312,7 @@ async function finish() {
         const nonce = rec.nonce[i] < 0 ? '-' : nonceNames[rec.nonce[i]];
         return `${prodNames[rec.prod[i]]}\t${seq}\t${burst}\t${sent}\t${recvNs}\t` +
           `${rec.bytes[i]}\t${bodyOk(Number(seq), rec.bytes[i], rec.head[i])}\t${f & 1}\t${names[rec.dest[i]]}\t` +
-          `${nonce}\t${crcHead}\t${hex(rec.crc[i])}\n`;
+          `${nonce}\t${crcHead}\t${hex(rec.bytes[i] > 6 ? rec.crc[i] : crc32(headBytes(rec.head[i], rec.bytes[i])))}\n`;
       });
   }
   emit({ event: 'done', id: o.id, received, foreign, redelivered });

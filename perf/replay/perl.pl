@@ -1,9 +1,10 @@
 #!/usr/bin/perl
 # Replay of 60,000 MESSAGE frames (parsed as Net::Stomp 0.61 does: header regex, split, Frame->new)
 # into copies of the receive loop's handler (loop) and the stock consumer's on_message record
-# keeping (cur); CPU per message from times() (10 ms resolution: ~2% of a 0.4 s pass),
-# alternating, median of 8. v2/v3 keep a joined string instead of the headers hash.
-# Run: perl perf/replay/perl.pl loop cur
+# keeping (cur: a flat list of timestamp, joined headers, body; hashes: what it kept until
+# 2026-11-23, every frame's headers hash); CPU per message from times() (10 ms resolution:
+# ~2% of a 0.4 s pass), alternating, median of 8.
+# Run: perl perf/replay/perl.pl loop cur hashes
 use strict; use warnings; use Time::HiRes qw(gettimeofday); use Net::Stomp::Frame; use Compress::Raw::Zlib ();
 my $N = 60000;
 sub cpu { my @t = times; return ($t[0] + $t[1]) }
@@ -16,19 +17,16 @@ sub frames { my ($size) = @_; my @f;
 sub parse { my ($s) = @_; $s =~ s/^\n*([^\n].*?)\n\n//s; my ($cmd, @h) = split /\n/, $1; my %h = map { split /:/, $_, 2 } @h;
   return Net::Stomp::Frame->new({ command => $cmd, headers => \%h, body => substr($s, 0, -1) }); }
 my (@raw, $now, $seen, $foreign, $n, $t0, $t1);
+my @KEYS = qw(bb_producer bb_seq bb_burst bb_sent_ns redelivered destination bb_nonce bb_crc32);
 my %cb = (
  loop => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $t1 = $s * 1000000000 + $us * 1000; $t0 //= $t1;
    my ($h, $body) = ($f->headers, $f->body); $foreign++ unless defined $h->{bb_seq} && length $body; $n++; },
- cur => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000; my $h = $f->headers; my $body = $f->body;
+ hashes => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000; my $h = $f->headers; my $body = $f->body;
    push @raw, length($body) <= 4096 ? [$now, $h, $body] : [$now, $h, undef, length($body), Compress::Raw::Zlib::crc32($body), substr($body, 0, 6)];
    $seen++ if defined $h->{bb_seq}; },
- v2 => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); my $h = $f->headers; my $body = $f->body;
-   push @raw, join("\t", $s * 1000000000 + $us * 1000, @$h{qw(bb_producer bb_seq bb_burst bb_sent_ns bb_nonce bb_crc32 destination redelivered)},
-     length($body), Compress::Raw::Zlib::crc32($body), substr($body, 0, 6));
-   $seen++ if defined $h->{bb_seq}; },
- v3 => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); my $h = $f->headers; my $body = $f->body;
+ cur => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000; my $h = $f->headers; my $body = $f->body;
    no warnings 'uninitialized';
-   push @raw, pack('q', $s * 1000000 + $us) . Compress::Raw::Zlib::crc32($body) . "\t" . length($body) . "\t" . substr($body, 0, 6) . "\t" . join("\t", @$h{qw(bb_producer bb_seq bb_burst bb_sent_ns bb_nonce bb_crc32 destination redelivered)});
+   push @raw, $now, join("\n", @$h{@KEYS}), length($body) <= 4096 ? $body : [length($body), Compress::Raw::Zlib::crc32($body), substr($body, 0, 6)];
    $seen++ if defined $h->{bb_seq}; },
 );
 my @which = @ARGV;
