@@ -81,7 +81,11 @@ def first_broker(srv: socket.socket, log: list[str]) -> None:
 def second_broker(srv: socket.socket, log: list[str]) -> None:
     """Answers the reconnect; the messages again (a broker redelivers what was not acked);
     ACKs of the old connection's messages are ignored; RECEIPT for the DISCONNECT."""
-    conn, _ = srv.accept()
+    try:
+        conn, _ = srv.accept()
+    except OSError:  # closed by the test: the consumer never came (it had every message)
+        log.append("second broker: never connected")
+        return
     buf = bytearray()
     receipt = handshake(conn, buf, "session-2")
     conn.sendall(receipt + b"".join(message(s, 2) for s in range(N)))
@@ -125,17 +129,23 @@ def consume_through_a_failover(tmp_path) -> tuple[subprocess.CompletedProcess, l
 def test_a_reconnect_is_reported_once_even_when_its_connected_comes_late(tmp_path):
     """Whether the consumer still holds frames of the old connection when Net::Stomp notices
     the reset depends on the reset's arriving after the consumer's read (it nearly always does:
-    the consumer is in select() when the frames come): up to 5 tries for the late path, each of
+    the consumer is in select() when the frames come): up to 10 tries for the late path, each of
     which must report its one reconnect either way."""
-    for attempt in range(5):
+    for attempt in range(10):
         r, log = consume_through_a_failover(tmp_path)
         assert r.returncode == 0, r.stderr
         events = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
         kinds = [e.get("event") for e in events]
+        assert kinds[-1] == "done", r.stdout
+        if "second broker: never connected" in log:
+            # the consumer got through all of the first broker's messages before it looked at
+            # the socket again (a busy machine): no reconnect to see, try again
+            assert "reconnected" not in kinds and events[-1]["received"] == N, r.stdout
+            continue
         assert "second broker: DISCONNECT" in log, (log, r.stderr)
         assert kinds.count("reconnected") == 1, (attempt, r.stdout, r.stderr)
         assert kinds[-1] == "done", r.stdout
         # Net::Stomp's connect() took an old frame for its answer
         if "the real one came after it" in r.stderr:
             return
-    pytest.fail("the late-CONNECTED path was not taken in 5 tries")
+    pytest.fail("the late-CONNECTED path was not taken in 10 tries")
