@@ -13,11 +13,15 @@ STOMP for one consumer: this exercises the real library's reconnect, not a broke
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -63,18 +67,43 @@ def handshake(conn: socket.socket, buf: bytearray, session: str) -> bytes:
             return f"RECEIPT\nreceipt-id:{h['receipt']}\n\n\0\n".encode()
 
 
-def first_broker(srv: socket.socket, log: list[str]) -> None:
-    """The subscription's RECEIPT and every message in one write, then a reset (RST) right
-    after it. The consumer is waiting for the RECEIPT in select(): it wakes to all of it in one
-    read (Linux hands out what arrived before a reset; less than Net::Stomp's 8 KiB), and the
-    next time Net::Stomp looks at the socket, the connection is gone while its buffer still
-    holds the messages."""
+# x86_64 system call numbers of a wait for a socket: poll, select, pselect6, ppoll
+WAITING = {"7", "23", "270", "271"}
+
+
+def wait_until_in_select(pid: int) -> None:
+    """Until the consumer sits in its wait for the RECEIPT (past Net::Stomp's check that the
+    socket is connected, which would otherwise see the reset before reading anything)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            call = Path(f"/proc/{pid}/syscall").read_text().split()[0]
+        except (OSError, IndexError):
+            return
+        if call in WAITING:
+            return
+        time.sleep(0.001)
+
+
+def first_broker(srv: socket.socket, log: list[str], consumer: dict) -> None:
+    """The subscription's RECEIPT and every message in one write, then a reset (RST), while
+    the consumer, stopped in select() where it waits for the RECEIPT, cannot look: when it
+    goes on it reads them all in one read (Linux hands out what arrived before a reset; less
+    than Net::Stomp's 8 KiB), and the next time Net::Stomp looks at the socket the connection
+    is gone while its buffer still holds the messages."""
     conn, _ = srv.accept()
     buf = bytearray()
     receipt = handshake(conn, buf, "session-1")
-    conn.sendall(receipt + b"".join(message(s, 1) for s in range(N)))
-    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    conn.close()
+    pid = consumer["proc"].pid
+    wait_until_in_select(pid)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        conn.sendall(receipt + b"".join(message(s, 1) for s in range(N)))
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.close()
+        time.sleep(0.05)  # the reset arrives
+    finally:
+        os.kill(pid, signal.SIGCONT)
     log.append("first broker: reset")
 
 
@@ -107,22 +136,30 @@ def consume_through_a_failover(tmp_path) -> tuple[subprocess.CompletedProcess, l
         s.settimeout(30)
         servers.append(s)
     log: list[str] = []
-    threads = [threading.Thread(target=fn, args=(s, log), daemon=True)
-               for fn, s in zip((first_broker, second_broker), servers)]
-    for t in threads:
-        t.start()
+    consumer: dict = {}
+    threads = [threading.Thread(target=first_broker, args=(servers[0], log, consumer),
+                                daemon=True),
+               threading.Thread(target=second_broker, args=(servers[1], log), daemon=True)]
     p1, p2 = (s.getsockname()[1] for s in servers)
     argv = ["perl", str(paths.CLIENTS / "perl" / "consumer.pl"),
             "--url", f"stomp://127.0.0.1:{p1}", "--failover", f"stomp://127.0.0.1:{p2}",
             "--destinations", "q", "--ack", "client-individual", "--count", str(N),
             "--records", str(tmp_path / "c1.tsv")]
+    proc = consumer["proc"] = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                               stderr=subprocess.PIPE, text=True)
     try:
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+        for t in threads:
+            t.start()
+        out, err = proc.communicate(timeout=60)
     finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
         for s in servers:
             s.close()
     for t in threads:
         t.join(5)
+    r = subprocess.CompletedProcess(argv, proc.returncode, out, err)
     return r, log
 
 
