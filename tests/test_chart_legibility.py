@@ -255,7 +255,8 @@ class Reading:
         renderer = fig.canvas.get_renderer()
         texts = _drawn_texts(fig)
         renderer = fig.canvas.get_renderer()
-        self.texts = [(t, t.get_text(), t.get_window_extent(renderer)) for t in texts]
+        # the text itself (an annotation's leader line is no text)
+        self.texts = [(t, t.get_text(), Text.get_window_extent(t, renderer)) for t in texts]
         self.tick_texts = []
         for ax in fig.axes:
             for axis in (ax.xaxis, ax.yaxis):
