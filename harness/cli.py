@@ -417,9 +417,10 @@ def cmd_reqreply(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from plots import charts
+    from plots import charts, style
 
     run_dir = results.resolve_run(args.run)
+    style.warn_if_dirty()  # the footers say '-dirty' only when the tree is
     written = charts.render_run(run_dir)
     for w in written:
         print(w)
@@ -555,7 +556,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "shares one connection)")
     p.set_defaults(func=cmd_reqreply)
 
-    p = sub.add_parser("plot", help="re-render a run's charts from its result files")
+    p = sub.add_parser("plot", help="re-render a run's charts and report from its result files "
+                       "(a footer says 'drawn at COMMIT' when the code is not the run's, "
+                       "'-dirty' and a warning when the work tree has uncommitted changes)")
     p.add_argument("run", nargs="?", default="latest", help="run id, 'latest' or a path")
     p.set_defaults(func=cmd_plot)
 

@@ -4,29 +4,30 @@ library on Node, same broker: receive rate under a flood (left) and latency unde
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+from plots import style
 from plots.charts import (
-    LEGEND_OUTSIDE,
     _busiest_note,
-    _color,
     _finish,
     _mark_not_drawn,
     _not_drawn,
     _num,
     _rates,
     _series,
-    _thousands,
+    _styles,
     _whisker,
 )
 
 # (flood axis, paced axis, x key, x label, log x, file)
 CHARTS = (
-    ("browser-tabs", "browser-tabs-paced", "consumers", "competing consumers (tabs of one "
-     "Chromium / Node processes)", False, "browser-by-tabs.png"),
-    ("browser-size", "browser-size-paced", "size", "body bytes (log)", True,
+    ("browser-tabs", "browser-tabs-paced", "consumers",
+     "competing consumers (tabs of one Chromium / Node processes)", False,
+     "browser-by-tabs.png"),
+    ("browser-size", "browser-size-paced", "size", "body size (log)", True,
      "browser-by-size.png"),
 )
 
@@ -43,41 +44,55 @@ def render(manifest: dict, by_axis: dict[str, list[dict]], charts: Path) -> list
 
 
 def chart(manifest, flood, paced, x_key: str, xlabel: str, logx: bool, path: Path) -> Path:
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
-    for label, pts in sorted(_series(flood, x_key).items()):
+    fig, (left, right) = plt.subplots(1, 2, figsize=(14, 5))
+    flood_series, paced_series = _series(flood, x_key), _series(paced, x_key)
+    styles = _styles({**paced_series, **flood_series})
+    rows = []
+    for label, pts in sorted(flood_series.items()):
         pts.sort(key=lambda xp: xp[0])
         med, lo, hi = _rates(pts, "recv")
-        _whisker(left, [x for x, _ in pts], med, lo, hi, f"{label} receive", color=_color(label))
+        xs = [x for x, _ in pts]
+        st = styles[label]
+        _whisker(left, xs, med, lo, hi, f"{label} receive", marker=st["marker"],
+                 color=st["color"])
+        rows += [(x, m, low, h, st["color"]) for x, m, low, h in zip(xs, med, lo, hi)]
     _mark_not_drawn(left, [(float(x), f"{s} {why}") for x, s, why in _not_drawn(flood, x_key)
                            if isinstance(x, (int, float))])
+    style.scale_to_data(left, rows, bottom=0)
     left.set_ylabel("receive msg/s (median of the measured bursts, min-max)")
     left.set_title("Receive rate, a flood")
-    _thousands(left)
-    for label, pts in sorted(_series(paced, x_key).items()):
+    too_few = []
+    for label, pts in sorted(paced_series.items()):
         pts.sort(key=lambda xp: xp[0])
         xs = [x for x, _ in pts]
         lat = [p.get("latency_ms") or {} for _, p in pts]
-        color = _color(label)
-        right.plot(xs, [_num(v.get("p50")) for v in lat], "-", marker="o", color=color,
-                   label=f"{label} p50")
-        right.plot(xs, [_num(v.get("p99")) for v in lat], "--", marker="x", color=color,
-                   label=f"{label} p99")
+        color = styles[label]["color"]
+        for key, ls, mk in (("p50", "-", "o"), ("p99", "--", "x")):
+            ys = [_num(v.get(key)) for v in lat]
+            if any(math.isfinite(y) for y in ys):  # a percentile with too few samples is no line
+                right.plot(xs, ys, ls, marker=mk, color=color, label=f"{label} {key}")
+            else:
+                too_few.append(f"{label} {key}")
     _mark_not_drawn(right, [(float(x), f"{s} {why}") for x, s, why in _not_drawn(paced, x_key)
                             if isinstance(x, (int, float))])
+    right.set_ylim(bottom=0)
     rate = next((p["parameters"].get("rate") for p in paced if p.get("parameters")), None)
     right.set_ylabel("latency ms, from the intended send time")
-    right.set_title(f"Latency, paced at {rate:g} msg/s" if rate else "Latency, paced")
+    right.set_title(f"Latency, paced at {rate:,.0f} msg/s" if rate else "Latency, paced")
     xs_all = sorted({x for pts in (flood, paced) for x, _ in
                      (xp for v in _series(pts, x_key).values() for xp in v)})
     for ax in (left, right):
         if logx:
             ax.set_xscale("log", base=2)
-        if xs_all:  # the measured values, in the units a reader uses
-            ax.set_xticks(xs_all, [f"{x:,}" for x in xs_all])
-            ax.minorticks_off()
+        style.ticks_at(ax, "x", xs_all, unit="bytes" if x_key == "size" else "")  # the measured values, in the units a reader uses
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3, which="both")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(**LEGEND_OUTSIDE)
+    h1, l1 = left.get_legend_handles_labels()
+    h2, l2 = right.get_legend_handles_labels()
+    style.legend_beside(fig, h1 + h2, l1 + l2)
     fig.suptitle("@stomp/stompjs in Chromium tabs vs on Node, same broker and producer")
-    return _finish(fig, left, manifest, [*flood, *paced], path, _busiest_note([*flood, *paced]))
+    note = _busiest_note([*flood, *paced])
+    if too_few:
+        note += ("; " if note else "") + "not drawn, too few samples for the percentile: " \
+            + ", ".join(too_few)
+    return _finish(fig, left, manifest, [*flood, *paced], path, note)

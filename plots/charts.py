@@ -15,46 +15,51 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import yaml  # noqa: E402
+import matplotlib.pyplot as plt
+import yaml
+
+from plots import style
+from plots.style import REF_STYLE
 
 REFERENCES = yaml.safe_load((Path(__file__).parent / "references.yaml").read_text())
 BLOG = REFERENCES["blog"]
-REF_STYLE = {"color": "#b03a2e", "linestyle": ":", "linewidth": 1.4}
 
-# One colour per client language in every chart (a tuned entry in the same hue family,
-# lighter); anything else takes matplotlib's cycle.
-CLIENT_COLORS = {
-    "net-stomp": "#1f77b4", "net-stomp-tuned": "#7fb3e0",
-    "stomp-py": "#2ca02c", "stomp-py-tuned": "#98df8a",
-    "stompjs": "#d62728", "stompjs-tcp": "#8c1c13", "stompjs:tcp": "#8c1c13",
-    "stompjs-tuned": "#ff9896", "stompjs:browser": "#e377c2",
-    "openwire-jms": "#ff7f0e", "openwire-jms-tuned": "#ffbb78",
-    "akka-bridge": "#9467bd",
+# Category ticks in words, per axis and x value (a boolean never reads False/True)
+CATEGORY_WORDS = {
+    "tls": {False: "plain", True: "TLS"},
+    "tcp_nodelay": {False: "Nagle on (as shipped)", True: "TCP_NODELAY"},
+    "persistent": {False: "non-persistent", True: "persistent"},
 }
 
 
-# legends beside the plot, never over its data
-LEGEND_OUTSIDE = {"fontsize": 7, "loc": "upper left", "bbox_to_anchor": (1.01, 1.0),
-                  "borderaxespad": 0.0}
+def category_word(x_key: str, value) -> str:
+    """How a category reads on an axis: ``plain``/``TLS``, ``flood`` for rate 0, numbers with
+    thousands separators, names as they are."""
+    words = CATEGORY_WORDS.get(x_key, {})
+    if isinstance(value, bool) or value in ("True", "False"):
+        b = value if isinstance(value, bool) else value == "True"
+        return words.get(b, "on" if b else "off")
+    if x_key == "rate" and isinstance(value, (int, float)):
+        return "flood (no rate)" if value == 0 else f"{value:,.0f} msg/s"
+    if isinstance(value, (int, float)):
+        return style.number(float(value))
+    return str(value)
 
 
 def _color(label: str):
-    return CLIENT_COLORS.get(str(label))
+    st = style.client_style(str(label))
+    return st["color"] if st else None
 
 
 def _thousands(ax, axis: str = "y") -> None:
-    from matplotlib.ticker import FuncFormatter
-
-    fmt = FuncFormatter(lambda v, _pos: f"{v:,.0f}")
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(style.NUMBER)
 
 
-def _ref_label(ax, y: float, text: str, i: int) -> None:
-    """A reference line's label at the right edge, above the line for the first and below
-    it for the next, so that two close lines never print over each other."""
-    ax.annotate(text, (0.99, y), xycoords=("axes fraction", "data"), fontsize=7,
-                color=REF_STYLE["color"], va="bottom" if i % 2 == 0 else "top", ha="right")
+def _ref_label(ax, y: float, text: str, x: float = 1.0, ha: str = "right") -> None:
+    """A reference line's label just above it (at the right edge by default); the label
+    placer moves it off any other text."""
+    ax.annotate(text, (x, y), xycoords=("axes fraction", "data"),
+                xytext=(-2 if ha == "right" else 2, 2), va="bottom", ha=ha, **style.REF_LABEL)
 
 
 def _load(run_dir: Path) -> tuple[dict, list[dict]]:
@@ -82,22 +87,41 @@ def footer(manifest: dict, points: list[dict]) -> str:
     cal = (f" | calibration ref {ref['recv_msgs_per_s']:,.0f} msg/s ({ref['min']:,.0f}-"
            f"{ref['max']:,.0f})" if isinstance(ref.get("recv_msgs_per_s"), (int, float))
            else "")
+    commit = manifest.get("git_commit", "?")
     return (
         f"ActiveMQ Classic {broker} | {m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
-        f"{date} | commit {manifest.get('git_commit', '?')} | run {manifest.get('run_id')}{cal}"
+        f"{date} | commit {commit} | run {manifest.get('run_id')}{cal}"
+        f"{style.drawn_at(commit)}"
     )
 
 
-def _finish(fig, ax, manifest, points, path: Path, note: str = "") -> Path:
-    fig.text(0.01, 0.005, footer(manifest, points), fontsize=6.5, color="#555555",
-             ha="left", va="bottom")
+def finish_figure(fig, path: Path, footer_text: str, note: str = "") -> Path:
+    """Footer (and note) under the axes, numbers everywhere in a reader's form, the legend
+    beside the axes, labels moved off each other; then saved and closed."""
+    fig.text(0.01, 0.005, footer_text, fontsize=6.5, color=style.FOOTER_COLOR, ha="left",
+             va="bottom")
     if note:  # under the plot, above the footer: never on top of data or legend
         fig.text(0.01, 0.03, note, fontsize=7, color="#333333", ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.055 if note else 0.03, 1, 1))
+    style.numbers_everywhere(fig)
+    right = 1.0
+    if fig.legends:
+        fig.canvas.draw()
+        width = max(lg.get_window_extent().width for lg in fig.legends)
+        right = 1.0 - (width + 12) / fig.bbox.width
+    top = 0.93 if fig.get_suptitle() else 1.0
+    rect = (0, 0.06 if note else 0.035, right, top)
+    fig.tight_layout(rect=rect)
+    if style.turn_crowded_ticks(fig):
+        fig.tight_layout(rect=rect)
+    style.place_labels(fig)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _finish(fig, ax, manifest, points, path: Path, note: str = "") -> Path:
+    return finish_figure(fig, path, footer(manifest, points), note)
 
 
 def _ok(p: dict) -> bool:
@@ -168,19 +192,14 @@ def _series(points: list[dict], x_key: str) -> dict[str, list[tuple]]:
     return out
 
 
+def _styles(series: dict[str, list[tuple]]) -> dict[str, dict]:
+    return style.series_styles({k: [p for _x, p in v] for k, v in series.items()})
+
+
 def _whisker(ax, xs, med, lo, hi, label, marker="o", linestyle="-", color=None):
     yerr = [[max(0, m - low) for m, low in zip(med, lo)], [max(0, h - m) for m, h in zip(med, hi)]]
-    return ax.errorbar(
-        xs,
-        med,
-        yerr=yerr,
-        label=label,
-        marker=marker,
-        linestyle=linestyle,
-        capsize=3,
-        markersize=4,
-        color=color,
-    )
+    return ax.errorbar(xs, med, yerr=yerr, label=label, marker=marker, linestyle=linestyle,
+                       capsize=3, markersize=4, color=color)
 
 
 def _rates(pts, key):
@@ -188,6 +207,11 @@ def _rates(pts, key):
     lo = [_num(p["throughput"][f"{key}_min"]) for _, p in pts]
     hi = [_num(p["throughput"][f"{key}_max"]) for _, p in pts]
     return med, lo, hi
+
+
+def _legend_of(fig, ax, **kw):
+    handles, labels = ax.get_legend_handles_labels()
+    return style.legend_beside(fig, handles, labels, **kw)
 
 
 def chart_by_numeric(
@@ -204,90 +228,73 @@ def chart_by_numeric(
     twin_fds=False,
     vline: tuple[float, str] | None = None,
 ) -> Path:
-    fig, ax = plt.subplots(figsize=(11, 5))
-    twin = ax.twinx() if (twin_kib or twin_fds) else None
-    for label, pts in sorted(_series(points, x_key).items()):
+    """Receive and send side by side (each y axis scaled to its own data), a series per
+    client in its language's colour; the size axis adds receive bandwidth in MiB/s, the
+    queues axis the broker's open files."""
+    extra = "bandwidth" if twin_kib else "fds" if twin_fds else None
+    n = 3 if extra else 2
+    fig, axes = plt.subplots(1, n, figsize=(4.6 * n + 2.4, 5), sharex=True)
+    recv_ax, send_ax = axes[0], axes[1]
+    series = _series(points, x_key)
+    styles = _styles(series)
+    rows = {"recv": [], "send": []}
+    xs_all = []
+    for label, pts in sorted(series.items()):
         pts.sort(key=lambda xp: xp[0])
         xs = [x for x, _ in pts]
-        med, lo, hi = _rates(pts, "recv")
-        line = _whisker(ax, xs, med, lo, hi, f"{label} receive", color=_color(label))
-        smed, slo, shi = _rates(pts, "send")
-        _whisker(
-            ax,
-            xs,
-            smed,
-            slo,
-            shi,
-            f"{label} send",
-            marker="x",
-            linestyle="--",
-            color=line.lines[0].get_color(),
-        )
-        if twin_kib:
-            twin.plot(
-                xs,
-                [m * x / 2**20 for m, x in zip(med, xs)],
-                linestyle="-.",
-                alpha=0.6,
-                color=line.lines[0].get_color(),
-                label=f"{label} MiB/s",
-            )
-        if twin_fds:
-            fds = [_broker_fds(p) for _, p in pts]
-            twin.plot(
-                xs,
-                fds,
-                linestyle="-.",
-                marker="s",
-                markersize=3,
-                alpha=0.6,
-                color=line.lines[0].get_color(),
-                label=f"{label} broker open files",
-            )
-    for i, (y, text) in enumerate(sorted(refs, reverse=True)):
-        ax.axhline(y, **REF_STYLE)
-        _ref_label(ax, y, text, i)
+        xs_all += xs
+        st = styles[label]
+        for ax, key in ((recv_ax, "recv"), (send_ax, "send")):
+            med, lo, hi = _rates(pts, key)
+            _whisker(ax, xs, med, lo, hi, label, marker=st["marker"],
+                     linestyle=st["linestyle"], color=st["color"])
+            rows[key] += [(x, m, low, h, st["color"]) for x, m, low, h in zip(xs, med, lo, hi)]
+        if extra == "bandwidth":
+            med, _lo, _hi = _rates(pts, "recv")
+            axes[2].plot(xs, [m * x / 2**20 for m, x in zip(med, xs)], marker=st["marker"],
+                         markersize=4, linestyle=st["linestyle"], color=st["color"], label=label)
+        elif extra == "fds":
+            axes[2].plot(xs, [_broker_fds(p) for _, p in pts], marker=st["marker"],
+                         markersize=4, linestyle=st["linestyle"], color=st["color"], label=label)
+    for y, text in sorted(refs, reverse=True):
+        recv_ax.axhline(y, **REF_STYLE)
+        _ref_label(recv_ax, y, text)
+    marks = [(float(x), f"{series} {why}") for x, series, why in _not_drawn(points, x_key)
+             if isinstance(x, (int, float))]
+    for ax, key, what in ((recv_ax, "recv", "receive"), (send_ax, "send", "send")):
+        _mark_not_drawn(ax, marks)
+        style.scale_to_data(ax, rows[key], bottom=0)
+        if refs and key == "recv":
+            ax.set_ylim(top=max(ax.get_ylim()[1], max(y for y, _t in refs) * 1.15))
+        ax.set_ylabel(f"{what} msg/s (median, min-max)")
+        ax.set_title(f"{what} rate", fontsize=10)
+    if extra == "bandwidth":
+        bw = axes[2]
+        lo_ref, hi_ref = BLOG["bandwidth_ceiling_kib_per_s"]
+        bw.axhspan(lo_ref / 1024, hi_ref / 1024, color=REF_STYLE["color"], alpha=0.18)
+        _ref_label(bw, hi_ref / 1024, "blog 2008: bandwidth ceiling 400-500 KB/s")
+        bw.set_yscale("log")
+        bw.set_ylabel("receive MiB/s (median, log)")
+        bw.set_title("receive bandwidth", fontsize=10)
+    elif extra == "fds":
+        axes[2].set_ylabel("broker open files (max)")
+        axes[2].set_ylim(bottom=0)
+        axes[2].set_title("broker open files", fontsize=10)
+    for ax in axes:
+        if vline:
+            ax.axvline(vline[0], **REF_STYLE)
+        if logx:
+            ax.set_xscale("log", base=2)
+        style.ticks_at(ax, "x", xs_all, unit="bytes" if x_key == "size" else "")
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
     if vline:
-        ax.axvline(vline[0], **REF_STYLE)
-        ax.annotate(
-            vline[1],
-            (vline[0], 0.5),
-            xycoords=("data", "axes fraction"),
-            fontsize=7,
-            color=REF_STYLE["color"],
-            rotation=90,
-            ha="right",
-        )
-    _mark_not_drawn(ax, [(float(x), f"{series} {why}") for x, series, why in
-                         _not_drawn(points, x_key) if isinstance(x, (int, float))])
-    if logx:
-        ax.set_xscale("log", base=2)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("messages per second (median, min-max)")
-    ax.set_ylim(bottom=0)
-    _thousands(ax)
-    ax.grid(alpha=0.3)
-    if twin is not None:
-        twin.set_ylabel("MiB per second (receive)" if twin_kib else "broker open files (max)")
-        twin.set_ylim(bottom=0)
-        _thousands(twin)
-        if twin_kib:
-            lo_ref, hi_ref = BLOG["bandwidth_ceiling_kib_per_s"]
-            twin.axhspan(
-                lo_ref / 1024,
-                hi_ref / 1024,
-                color=REF_STYLE["color"],
-                alpha=0.12,
-                label="blog 2008: bandwidth ceiling 400-500 KB/s",
-            )
-        h1, l1 = ax.get_legend_handles_labels()
-        h2, l2 = twin.get_legend_handles_labels()
-        # (past the twin axis's tick labels)
-        ax.legend(h1 + h2, l1 + l2, **{**LEGEND_OUTSIDE, "bbox_to_anchor": (1.12, 1.0)})
-    else:
-        ax.legend(**LEGEND_OUTSIDE)
-    ax.set_title(f"Throughput by {axis}")
-    return _finish(fig, ax, manifest, points, path, _busiest_note(points))
+        recv_ax.annotate(vline[1], (vline[0], 0.5), xycoords=("data", "axes fraction"),
+                         xytext=(-3, 0), textcoords="offset points", fontsize=7,
+                         color=REF_STYLE["color"], rotation=90, ha="right", va="center")
+    _legend_of(fig, recv_ax)
+    fig.suptitle(f"Throughput by {axis}")
+    return _finish(fig, recv_ax, manifest, points, path, _busiest_note(points))
 
 
 def _broker_fds(p: dict) -> float:
@@ -308,82 +315,86 @@ def chart_by_category(
     ticks: dict[str, str] | None = None,
     ref_ratios: dict[str, tuple[float, str]] | None = None,
     finish: bool = True,
-    logy: bool = False,
-) -> Path:
-    """Grouped bars: send and receive per category value, one group per series."""
+):
+    """Bars per category value, receive and send in two panels (each y axis scaled to its
+    own data), one bar per series in its language's colour; when the categories are clients
+    themselves (stock vs tuned), each bar takes its client's colour."""
     series = _series(points, x_key)
     missing = _not_drawn(points, x_key)
-    cats = order or sorted({str(x) for pts in series.values() for x, _ in pts}
-                           | {str(x) for x, _, _ in missing})
-    cats = [c for c in cats if any(str(x) == c for pts in series.values() for x, _ in pts)
-            or any(str(x) == c for x, _, _ in missing)]
-    fig, ax = plt.subplots(figsize=(11.5, 5))
-    n = max(1, len(series)) * 2
+    raw = {}
+    for pts in series.values():
+        for x, _p in pts:
+            raw.setdefault(str(x), x)
+    for x, _s, _w in missing:
+        raw.setdefault(str(x), x)
+    cats = order or sorted(raw)
+    cats = [c for c in cats if c in raw]
+    by_client = len(series) == 1 and cats and all(style.client_style(c) for c in cats)
+    styles = _styles(series)
+    fig, (recv_ax, send_ax) = plt.subplots(1, 2, figsize=(13.5, 5), sharex=True)
+    n = max(1, len(series))
     width = 0.8 / n
+    rows = {"recv": [], "send": []}
     for si, (label, pts) in enumerate(sorted(series.items())):
         by = {str(x): p for x, p in pts}
-        for ki, key in enumerate(("send", "recv")):
-            xs, med, lo, hi = [], [], [], []
+        st = styles[label]
+        for ax, key in ((recv_ax, "recv"), (send_ax, "send")):
+            xs, med, lo, hi, cols, hatches = [], [], [], [], [], []
             for ci, c in enumerate(cats):
                 if c not in by:
                     continue
                 t = by[c]["throughput"]
-                xs.append(ci - 0.4 + width * (si * 2 + ki + 0.5))
+                xs.append(ci - 0.4 + width * (si + 0.5))
                 med.append(_num(t[f"{key}_msgs_per_s"]))
                 lo.append(_num(t[f"{key}_min"]))
                 hi.append(_num(t[f"{key}_max"]))
-            yerr = [
-                [max(0, m - v) for m, v in zip(med, lo)],
-                [max(0, h - m) for m, h in zip(med, hi)],
-            ]
-            ax.bar(
-                xs,
-                med,
-                width,
-                yerr=yerr,
-                capsize=2,
-                label=f"{label} {'send' if key == 'send' else 'receive'}",
-                hatch="//" if key == "send" else None,
-                alpha=0.55 if key == "send" else 0.9,
-                color=_color(label),
-            )
+                cst = style.client_style(c) if by_client else st
+                cols.append(cst["color"])
+                hatches.append(cst["hatch"])
+            yerr = [[max(0, m - v) for m, v in zip(med, lo)],
+                    [max(0, h - m) for m, h in zip(med, hi)]]
+            bars = ax.bar(xs, med, width, yerr=yerr, capsize=2, label=label, color=cols,
+                          edgecolor="white", error_kw={"ecolor": "#333333"})
+            for bar, hatch in zip(bars, hatches):
+                if hatch:
+                    bar.set_hatch(hatch)
+            rows[key] += [(x, m, low, h, "#333333") for x, m, low, h in zip(xs, med, lo, hi)]
+    labels = sorted(series) or ["default"]
+    for ax in (recv_ax, send_ax):
+        _mark_not_drawn(ax, [
+            (cats.index(str(x)) - 0.4 + width * ((labels.index(sr) if sr in labels else 0)
+                                                 + 0.5), f"{sr} {why}")
+            for x, sr, why in missing if str(x) in cats])
+    shown = []
     if ref_ratios:
         base = None
         for pts in series.values():
             for x, p in pts:
-                if str(x) == cats[0]:
+                if cats and str(x) == cats[0]:
                     base = max(base or 0, _num(p["throughput"]["recv_msgs_per_s"]))
         if base:
             for cat, (ratio, text) in ref_ratios.items():
                 if cat in cats:
                     ci = cats.index(cat)
-                    ax.plot([ci - 0.4, ci + 0.4], [base * ratio] * 2, **REF_STYLE)
-                    ax.annotate(
-                        text,
-                        (ci - 0.4, base * ratio),
-                        fontsize=7,
-                        color=REF_STYLE["color"],
-                        va="bottom",
-                    )
-    labels = sorted(series) or ["default"]
-    _mark_not_drawn(ax, [
-        (cats.index(str(x)) - 0.4 + width * ((labels.index(sr) if sr in labels else 0) * 2 + 1),
-         f"{sr} {why}") for x, sr, why in missing if str(x) in cats])
-    names = [(ticks or {}).get(c, c) for c in cats]
-    long_names = max((len(n) for n in names), default=0) > 12
-    ax.set_xticks(range(len(cats)), names, rotation=20 if long_names else 0,
-                  ha="right" if long_names else "center")
-    _thousands(ax)
-    if logy:  # rates that span decades (persistence): a linear axis hides the slow ones
-        ax.set_yscale("log")
-    ax.set_xlabel(axis)
-    ax.set_ylabel("messages per second (median, min-max)")
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(**LEGEND_OUTSIDE)
-    ax.set_title(f"Throughput by {axis}: producer (hatched) and consumer rates")
+                    recv_ax.plot([ci - 0.4, ci + 0.4], [base * ratio] * 2, **REF_STYLE)
+                    recv_ax.annotate(text, (ci - 0.4, base * ratio), xytext=(0, 2),
+                                     va="bottom", ha="left", **style.REF_LABEL)
+                    shown.append(base * ratio)
+    names = [(ticks or {}).get(c, category_word(x_key, raw[c])) for c in cats]
+    for ax, key, what in ((recv_ax, "recv", "receive"), (send_ax, "send", "send")):
+        style.scale_to_data(ax, rows[key] + [(0, y, y, y, "") for y in shown
+                                             if key == "recv"], bottom=0)
+        ax.set_xticks(range(len(cats)), names)
+        ax.set_xlabel(axis)
+        ax.set_ylabel(f"{what} msg/s (median, min-max)")
+        ax.set_title(f"{what} rate", fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    if not by_client and (len(series) > 1 or labels != ["default"]):
+        _legend_of(fig, recv_ax)
+    fig.suptitle(f"Throughput by {axis}")
     if not finish:
-        return fig, ax
-    return _finish(fig, ax, manifest, points, path, _busiest_note(points))
+        return fig, recv_ax
+    return _finish(fig, recv_ax, manifest, points, path, _busiest_note(points))
 
 
 def chart_heatmap(manifest, points, path: Path) -> Path:
@@ -403,28 +414,21 @@ def chart_heatmap(manifest, points, path: Path) -> Path:
     grid = [[val.get((pr, co), math.nan) for co in cons] for pr in prods]
     fig, ax = plt.subplots(figsize=(1.6 * len(cons) + 3, 1.0 * len(prods) + 2.5))
     im = ax.imshow(grid, cmap="viridis", aspect="auto")
+    top = max((x for r in grid for x in r if not math.isnan(x)), default=1)
     for i, row in enumerate(grid):
         for j, v in enumerate(row):
             txt = reasons.get((prods[i], cons[j]), "none") if math.isnan(v) else f"{v:,.0f}"
-            ax.text(
-                j,
-                i,
-                txt,
-                ha="center",
-                va="center",
-                fontsize=9,
-                color="white"
-                if (
-                    math.isnan(v)
-                    or v < (max((x for r in grid for x in r if not math.isnan(x)), default=1) * 0.6)
-                )
-                else "black",
-            )
+            ax.text(j, i, txt, ha="center", va="center", fontsize=9,
+                    color="white" if math.isnan(v) or v < top * 0.6 else "black")
     ax.set_xticks(range(len(cons)), cons, rotation=20)
     ax.set_yticks(range(len(prods)), prods)
+    for tick, name in [*zip(ax.get_xticklabels(), cons), *zip(ax.get_yticklabels(), prods)]:
+        c = _color(name)
+        if c:  # the language's colour, as in every other chart
+            tick.set_color(style.darker(c, 0.15))
     ax.set_xlabel("consumer")
     ax.set_ylabel("producer")
-    fig.colorbar(im, ax=ax, label="receive msg/s (median)")
+    fig.colorbar(im, ax=ax, label="receive msg/s (median)", format=style.NUMBER)
     ax.set_title("Throughput by language pair (receive msg/s)")
     return _finish(fig, ax, manifest, points, path)
 
@@ -443,16 +447,22 @@ def chart_latency(manifest, points, path: Path) -> Path:
             rows.append((_num(t.get("recv_msgs_per_s")), True, {}))
     rows.sort(key=lambda r: r[0])
     paced = [r for r in rows if not r[1]]
-    fig, ax = plt.subplots(figsize=(8.5, 5))
-    for key, label, style in (("p50", "p50", "-"), ("p99", "p99", "--"),
-                              ("p99_9", "p99.9", "-."), ("max", "max", ":")):
-        ax.plot([r[0] for r in paced], [_num(r[2].get(key)) for r in paced], style, marker="o",
-                markersize=4, label=label)
+    pair = (points[0].get("sweep") or {}).get("series", "") if points else ""
+    color = _color(pair) or style.NEUTRAL[0]
+    fig, ax = plt.subplots(figsize=(10, 5))
+    for key, label, ls, mk in (("p50", "p50", "-", "o"), ("p99", "p99", "--", "s"),
+                               ("p99_9", "p99.9", "-.", "D"), ("max", "max", ":", "^")):
+        ys = [_num(r[2].get(key)) for r in paced]
+        if any(math.isfinite(y) for y in ys):
+            ax.plot([r[0] for r in paced], ys, linestyle=ls, marker=mk, markersize=4,
+                    color=color, label=label)
     for x, unlimited, _lat in rows:
         if unlimited:
             ax.axvline(x, color="#888888", linewidth=0.8)
-            ax.annotate("maximum (unlimited rate)", (x, 0.02), xycoords=("data", "axes fraction"),
-                        rotation=90, fontsize=7, ha="right", color="#555555")
+            ax.annotate(f"maximum (unlimited rate) {x:,.0f}", (x, 0.02),
+                        xycoords=("data", "axes fraction"), xytext=(-2, 0),
+                        textcoords="offset points", rotation=90, fontsize=7, ha="right",
+                        va="bottom", color="#555555")
     if any(_num(r[2].get("p50")) > 0 for r in paced):
         ax.set_yscale("log")
     else:
@@ -461,8 +471,7 @@ def chart_latency(manifest, points, path: Path) -> Path:
     ax.set_xlabel("offered load, msg/s (all producers)")
     ax.set_ylabel("latency ms, from the intended send time (log)")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    pair = (points[0].get("sweep") or {}).get("series", "") if points else ""
+    _legend_of(fig, ax, title=pair or None)
     ax.set_title(f"Latency versus load ({pair}); percentiles over all merged records")
     return _finish(fig, ax, manifest, points, path, _busiest_note(points))
 
@@ -471,15 +480,16 @@ def chart_find_max(manifest, points, path: Path) -> Path:
     """The maximum sustainable rate per series: received against offered (the diagonal is
     keeping up), and p50/p99/p99.9 latency against offered (the hockey stick). Probes that
     held are filled, the others hollow; a failed probe is a cross with its reason."""
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 5))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 5.2))
     by_series: dict[str, list[dict]] = defaultdict(list)
     for p in points:
         by_series[(p.get("sweep") or {}).get("series") or "default"].append(p)
+    styles = style.series_styles(by_series)
     top = 0.0
     bound = None
     marks = []
     for series, pts in by_series.items():
-        color = _color(series.split(" -> ")[0])
+        color = styles[series]["color"]
         rows, flood = [], None
         for p in pts:
             sw = p.get("sweep") or {}
@@ -516,35 +526,34 @@ def chart_find_max(manifest, points, path: Path) -> Path:
         if held:
             ax1.axvline(max(held), color=color, linestyle="--", linewidth=0.8)
             ax1.annotate(f"max sustainable {max(held):,.0f}", (max(held), 0.02),
-                         xycoords=("data", "axes fraction"), rotation=90, fontsize=7,
-                         ha="right", color=color)
-        for key, label, style in (("p50", "p50", "-"), ("p99", "p99", "--"),
-                                  ("p99_9", "p99.9", ":")):
+                         xycoords=("data", "axes fraction"), xytext=(-2, 0),
+                         textcoords="offset points", rotation=90, fontsize=7, ha="right",
+                         va="bottom", color=color)
+        for key, label, ls in (("p50", "p50", "-"), ("p99", "p99", "--"),
+                               ("p99_9", "p99.9", ":")):
             ys = [_num(r[2].get(key)) for r in rows]
-            ax2.plot(xs, ys, style, marker="o", markersize=3, color=color,
+            ax2.plot(xs, ys, ls, marker="o", markersize=3, color=color,
                      label=f"{series} {label}")
     ax1.plot([0, top * 1.05], [0, top * 1.05], color="#999999", linewidth=0.8,
              label="received = offered")
     ax1.set_xlabel("offered msg/s (all producers)")
     ax1.set_ylabel("received msg/s (median, min-max of 1-s windows)")
-    _thousands(ax1)
-    _thousands(ax1, "x")
     ax1.grid(alpha=0.3)
-    ax1.legend(fontsize=7, loc="upper left")
     ax1.set_title("Offered vs received (hollow: did not hold; dotted: flood rate)", fontsize=9)
     _mark_not_drawn(ax1, marks)
     if bound is not None:
         ax2.axhline(bound, **REF_STYLE)
-        _ref_label(ax2, bound, f"p99 bound {bound:g} ms", 0)
+        _ref_label(ax2, bound, f"p99 bound {bound:g} ms", x=0.0, ha="left")
     if ax2.lines and any(_num(v) > 0 for line in ax2.lines for v in line.get_ydata()):
         ax2.set_yscale("log")
     ax2.set_xlim(ax1.get_xlim())
     ax2.set_xlabel("offered msg/s (all producers)")
     ax2.set_ylabel("latency ms from the intended send time (log)")
-    _thousands(ax2, "x")
     ax2.grid(alpha=0.3, which="both")
-    ax2.legend(**LEGEND_OUTSIDE)
     ax2.set_title("Latency vs offered load, sustained probes", fontsize=9)
+    h1, l1 = ax1.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    style.legend_beside(fig, h1 + h2, l1 + l2)
     return _finish(fig, ax2, manifest, points, path, _busiest_note(points))
 
 
@@ -555,16 +564,16 @@ def chart_mqperf(manifest, points, path: Path) -> Path:
     table = REFERENCES["mqperf"]["table"]
     cats = [t.get_text() for t in ax.get_xticklabels()]
     top = ax.get_ylim()[1]
-    for nodes, threads, send, recv in table:
+    for nodes, threads, _send, recv in table:
         if str(threads) in cats:
             top = max(top, recv * 1.15)
             ci = cats.index(str(threads))
             ax.plot([ci - 0.4, ci + 0.4], [recv, recv], **REF_STYLE)
             ax.annotate(f"mqperf {nodes} node{'s' if nodes > 1 else ''}: {recv:,}",
-                        (ci + 0.4, recv), fontsize=6.5, color=REF_STYLE["color"], ha="right",
-                        va="bottom")
+                        (ci + 0.4, recv), xytext=(0, 2), ha="right", va="bottom",
+                        **style.REF_LABEL)
     ax.set_ylim(top=top)
-    ax.set_title("mqperf setup: persistent, client ack, by producer-consumer pairs")
+    fig_.suptitle("mqperf setup: persistent, client ack, by producer-consumer pairs")
     return _finish(fig_, ax, manifest, points, path, _busiest_note(points))
 
 
@@ -576,6 +585,18 @@ def _axis_values(points: list[dict]) -> list:
         if x not in seen:
             seen.append(x)
     return seen
+
+
+def _x_key(points: list[dict], axis: str) -> str:
+    """The point parameter an axis varies: the one equal to the sweep's x in every point
+    (``rate`` for the sustained axis), else the axis's own name."""
+    keys = None
+    for p in points:
+        x, params = (p.get("sweep") or {}).get("x"), p.get("parameters") or {}
+        same = {k for k, v in params.items() if v == x and not isinstance(v, (list, dict))}
+        keys = same if keys is None else keys & same
+    return axis.replace("-", "_") if axis.replace("-", "_") in (keys or ()) else \
+        min(keys) if keys else axis
 
 
 def _by_axis(points: list[dict]) -> dict[str, list[dict]]:
@@ -626,7 +647,7 @@ def render_run(run_dir: Path) -> list[Path]:
                     "message size",
                     "size",
                     charts / "throughput-by-size.png",
-                    xlabel="body bytes (log)",
+                    xlabel="body size (log)",
                     logx=True,
                     twin_kib=True,
                 )
@@ -698,12 +719,13 @@ def render_run(run_dir: Path) -> list[Path]:
         elif axis == "languages":
             written.append(chart_heatmap(manifest, pts, charts / "throughput-by-language-pair.png"))
         else:
-            written.append(
-                chart_by_category(manifest, pts, axis, axis, charts / f"throughput-by-{axis}.png")
-            )
-    from plots import report, studies  # the page embeds what was just drawn
+            written.append(chart_by_category(manifest, pts, axis, _x_key(pts, axis),
+                                             charts / f"throughput-by-{axis}.png"))
+    from plots import report, soak, studies  # the page embeds what was just drawn
 
     written.extend(studies.render_studies(run_dir) or [])
+    if (run_dir / "soak.json").exists():
+        written.append(soak.draw(run_dir / "soak.json", charts / "soak.png"))
 
     written.append(report.render(run_dir))
     return written

@@ -13,7 +13,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-from matplotlib.ticker import FuncFormatter
+
+from plots import style
+from plots.charts import finish_figure
 
 FAULT_COLORS = {"broker-kill": "#c0392b", "link-cut": "#8e44ad", "consumer-kill": "#d68910",
                 "producer-kill": "#2471a3"}
@@ -56,7 +58,7 @@ def draw(json_path: Path, png_path: Path) -> Path:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], styles[i % 3], marker=".",
                         markersize=3, color="#333333", label=broker)
         ax.set_ylabel(metric)
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
+        ax.yaxis.set_major_formatter(style.NUMBER)
         ax.grid(alpha=0.3)
         seen = set()
         for f in doc["result"]["fault"].get("faults", []):
@@ -67,15 +69,21 @@ def draw(json_path: Path, png_path: Path) -> Path:
             seen.add(f["kind"])
             ax.axvline(x, color=FAULT_COLORS.get(f["kind"], "#777777"), linewidth=1.2,
                        alpha=0.8, label=label)
-    axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    handles, labels = axes[0].get_legend_handles_labels()
+    style.legend_beside(fig, handles, labels)
     axes[-1].set_xlabel("seconds since the first sample")
     spec = doc.get("spec", {})
     t = doc["result"].get("tally") or {}
+    n_faults = len(doc["result"]["fault"].get("faults", []))
     fig.suptitle(f"Soak: brokers' heap, open files and store over time (seed {spec.get('seed')}, "
-                 f"{spec.get('duration_s', 0):,.0f} s, {len(doc['result']['fault'].get('faults', []))}"
-                 f" faults; lost {t.get('lost', '-')}, duplicates {t.get('duplicates', '-')})",
+                 f"{spec.get('duration_s', 0):,.0f} s, {n_faults} faults; lost "
+                 f"{_count(t.get('lost'))}, duplicates {_count(t.get('duplicates'))})",
                  fontsize=10)
-    fig.tight_layout(rect=(0, 0, 0.86, 0.96))
-    fig.savefig(png_path, dpi=110)
-    plt.close(fig)
-    return Path(png_path)
+    command = " ".join(doc.get("command") or ["bench", "chaos", "soak"])
+    foot = (f"{command} | run {Path(json_path).resolve().parent.name} | "
+            f"drawn at {style.drawing_commit()}")
+    return finish_figure(fig, Path(png_path), foot)
+
+
+def _count(v) -> str:
+    return f"{v:,}" if isinstance(v, int) else "-"

@@ -17,6 +17,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import yaml  # noqa: E402
 
+from plots import style  # noqa: E402
+from plots.charts import finish_figure  # noqa: E402
+
 REFERENCES = yaml.safe_load((Path(__file__).parent / "references.yaml").read_text())
 PI_REF = REFERENCES["pi"]
 RR_REF = REFERENCES["reqreply"]
@@ -37,7 +40,7 @@ def _footer(doc: dict) -> str:
     broker = doc.get("versions", {}).get("broker", {}).get("version", "?")
     return (f"ActiveMQ Classic {broker} | {m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
             f"{(doc.get('started') or '')[:10]} | commit {doc.get('git_commit', '?')} | "
-            f"run {doc.get('run_id')}")
+            f"run {doc.get('run_id')}{style.drawn_at(doc.get('git_commit'))}")
 
 
 def _s(v) -> str:
@@ -94,20 +97,24 @@ def pi_tables(doc: dict) -> tuple[str, str]:
 
 
 def chart_pi(doc: dict, path: Path) -> Path:
-    """Seconds vs messages (log-log), one panel per elements value, a line per workers for
-    ActiveMQ (solid) and Akka (dashed), the paper's figures as x / + markers."""
+    """Seconds vs messages (log-log), one panel per elements value; ActiveMQ in its workers'
+    language colour, Akka in Akka's, a line style per number of workers; the paper's figures
+    as hollow markers of the same colour and shape."""
     par = doc["parameters"]
     cells = _pi_cells(doc)
     els = par["elements"]
-    fig, axes = plt.subplots(1, len(els), figsize=(max(8.5, 6.4 * len(els)), 5.2),
+    fig, axes = plt.subplots(1, len(els), figsize=(max(8.5, 6.4 * len(els)) + 2.6, 5.2),
                              squeeze=False)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    style = {"activemq": ("-", "o", "x"), "akka": ("--", "s", "+")}
+    langs = {style.client_of(n).client.language for n in par.get("languages") or []
+             if style.client_of(n)}
+    color = {"activemq": style.LANGUAGE_COLORS.get(next(iter(langs)), style.NEUTRAL[0])
+             if len(langs) == 1 else style.NEUTRAL[0],
+             "akka": style.LANGUAGE_COLORS["akka"]}
     for ax, e in zip(axes[0], els):
         for i, w in enumerate(par["workers"]):
-            col = colors[i % len(colors)]
+            ls, mk = ("-", "--", ":")[i % 3], "osD"[i % 3]
             for b in par["backends"]:
-                ls, mk, ref_mk = style[b]
+                col = color[b]
                 pts = [(m, cells.get((b, e, w, m))) for m in par["messages"]]
                 xs = [m for m, p in pts if p and p.get("seconds") and p["status"] == "ok"]
                 ys = [p["seconds"] for m, p in pts if p and p.get("seconds")
@@ -119,7 +126,7 @@ def chart_pi(doc: dict, path: Path) -> Path:
                 refs = [(m, r) for m, r in refs if r is not None]
                 if refs:
                     ax.plot([m for m, _ in refs], [r for _, r in refs], linestyle="none",
-                            marker=ref_mk, color=col, markersize=7, alpha=0.8,
+                            marker=mk, markerfacecolor="none", color=col, markersize=8,
                             label=f"{BACKEND_LABEL[b]} W={w} (paper)")
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -127,17 +134,12 @@ def chart_pi(doc: dict, path: Path) -> Path:
         ax.set_ylabel("seconds (log)")
         ax.set_title(f"Leibniz Pi, {e:,} elements per message")
         ax.grid(True, which="both", alpha=0.25)
-        ax.legend(fontsize=6.5, ncol=2)
-    langs = ", ".join(par["languages"])
-    fig.suptitle(f"Pi over ActiveMQ (workers: {langs}) vs Akka actors\n"
-                 "x (ActiveMQ) and + (Akka): the paper (ActiveMQ 5.8 / Akka 2.0, 2-CPU VM)",
-                 fontsize=9)
-    fig.text(0.01, 0.005, _footer(doc), fontsize=6.5, color="#555555")
-    fig.tight_layout(rect=(0, 0.03, 1, 0.93))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    style.legend_beside(fig, handles, labels)
+    langs_text = ", ".join(par["languages"])
+    fig.suptitle(f"Pi over ActiveMQ (workers: {langs_text}) vs Akka actors; hollow markers: "
+                 "the paper (ActiveMQ 5.8 / Akka 2.0, 2-CPU VM)", fontsize=9)
+    return finish_figure(fig, path, _footer(doc))
 
 
 # -- request/reply -------------------------------------------------------------------------
@@ -177,26 +179,30 @@ def reqreply_table(doc: dict) -> tuple[str, str]:
 
 def chart_reqreply(doc: dict, path: Path) -> Path:
     """Two panels over payload (log x): latency p50 (solid) / p99 (dotted), and ops/s; the
-    paper's JmsTemplate figure as markers on the ops/s panel."""
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12.8, 4.8))
-    colors = dict(zip(MODES, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    JMS modes in Java's colour (the reused queue darker), Akka ask in Akka's; the paper's
+    JmsTemplate figure as crosses on the ops/s panel."""
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(14.5, 4.8))
+    java = style.LANGUAGE_COLORS["java"]
+    look = {"temp-queue": (java, "s"), "reused-queue": (style.darker(java), "o"),
+            "actor-ask": (style.LANGUAGE_COLORS["akka"], "^")}
     for mode in MODES:
         pts = sorted((p for p in doc["points"] if p["mode"] == mode and p["status"] == "ok"),
                      key=lambda p: p["payload"])
         if not pts:
             continue
         xs = [max(p["payload"], 1) for p in pts]
-        c = colors[mode]
-        a1.plot(xs, [p["latency_ms"]["p50"] for p in pts], "-o", color=c, markersize=4,
-                label=f"{mode} p50")
-        a1.plot(xs, [p["latency_ms"]["p99"] for p in pts], ":^", color=c, markersize=4,
-                label=f"{mode} p99")
-        a2.plot(xs, [p["ops_per_s"] for p in pts], "-o", color=c, markersize=4, label=mode)
+        c, mk = look[mode]
+        a1.plot(xs, [p["latency_ms"]["p50"] for p in pts], "-", marker=mk, color=c,
+                markersize=4, label=f"{mode} p50")
+        a1.plot(xs, [p["latency_ms"]["p99"] for p in pts], ":", marker=mk, color=c,
+                markersize=4, markerfacecolor="none", label=f"{mode} p99")
+        a2.plot(xs, [p["ops_per_s"] for p in pts], "-", marker=mk, color=c, markersize=4,
+                label=mode)
     payloads = sorted({max(p["payload"], 1) for p in doc["points"]})
     if payloads:
         small = [x for x in payloads if x <= 1000] or payloads[:1]
         a2.plot(small, [RR_REF["jmstemplate_ops_per_s"]] * len(small), linestyle="none",
-                marker="x", markersize=8, color=colors["temp-queue"],
+                marker="x", markersize=8, color=look["temp-queue"][0],
                 label=f"paper: JmsTemplate ~{RR_REF['jmstemplate_ops_per_s']} ops/s (cap)")
     for ax, yl, t in ((a1, "latency ms (log)", "latency per request"),
                       (a2, "requests/s (log)", "throughput, one request at a time")):
@@ -206,15 +212,13 @@ def chart_reqreply(doc: dict, path: Path) -> Path:
         ax.set_ylabel(yl)
         ax.set_title(t)
         ax.grid(True, which="both", alpha=0.25)
-        ax.legend(fontsize=7)
+    h1, l1 = a1.get_legend_handles_labels()
+    h2, l2 = a2.get_legend_handles_labels()
+    paper = [(h, lab) for h, lab in zip(h2, l2) if lab.startswith("paper")]
+    style.legend_beside(fig, h1 + [h for h, _ in paper], l1 + [lab for _, lab in paper])
     fig.suptitle("Blocking request/reply: Spring JmsTemplate (temporary queue per request), "
                  "a reused reply queue, Akka ask", fontsize=9)
-    fig.text(0.01, 0.005, _footer(doc), fontsize=6.5, color="#555555")
-    fig.tight_layout(rect=(0, 0.03, 1, 0.95))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return finish_figure(fig, path, _footer(doc))
 
 
 def render_studies(run_dir: Path) -> list[Path]:

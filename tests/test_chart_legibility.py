@@ -1,0 +1,449 @@
+"""Every chart kind, drawn from fixture runs in the result files' own format, read the way a
+reader reads it: no two texts overlap, no legend sits on the data area or on a data point,
+ticks are words and numbers with thousands separators, a y axis is scaled to the data it
+shows (a whisker that would stretch it leaves the frame with its value printed), bandwidth
+is in MiB/s, and a client language has one colour in every chart.
+
+The fixture runs are every point of every sweep profile (profiles/*.yaml, expanded by the
+sweep's own ``expand``), each a result file written by ``results.Run`` from a real point
+document with made-up rates; the two studies' files and a soak's file beside them. The checks
+read matplotlib's own objects (Text.get_window_extent with the figure's renderer, the
+legend's bounding box against the data transformed to display coordinates) while each figure
+is saved.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import itertools
+import math
+import re
+from pathlib import Path
+
+import matplotlib
+import pytest
+from matplotlib import colors as mcolors
+from matplotlib.collections import LineCollection, PathCollection
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
+from matplotlib.text import Text
+from test_results import _outcome
+
+from harness import results, sweep
+from harness.points import document
+from plots import charts
+from plots import soak as soak_chart
+
+matplotlib.use("Agg")
+
+CLIENT_NAMES = ("net-stomp", "stomp-py", "stompjs", "stompjs:tcp", "stompjs-tcp",
+                "stompjs:browser", "openwire-jms", "akka-bridge")
+WHISKER = 250_000.0  # one send whisker far above every median (the consumers chart)
+
+
+# -- the fixture runs --------------------------------------------------------------------------
+
+def _rates(doc: dict, recv: float, send: float, spread: float = 0.1) -> None:
+    t = doc.setdefault("throughput", {})
+    for key, med in (("recv", recv), ("send", send)):
+        t[f"{key}_msgs_per_s"] = med
+        t[f"{key}_min"] = med * (1 - spread)
+        t[f"{key}_max"] = med * (1 + spread)
+    t["recv_kib_per_s"] = recv * doc["parameters"].get("size", 6) / 1024
+
+
+def _doc(tmp_path, point: sweep.Point, profile: str) -> dict:
+    doc = document(_outcome(tmp_path), "t")
+    doc["parameters"] = point.spec.params()
+    doc["sweep"] = {"profile": profile, "axis": point.axis, "series": point.series,
+                    "x": point.x}
+    return doc
+
+
+def _write_profile_run(tmp_path: Path, profile: str) -> Path:
+    """A finished run of every point of the profile, rates made up but shaped like ours: the
+    blog's reference lines close together, a send whisker far above the rest, a 1,024-queue
+    crash line, latency percentiles over offered load, a find-max search."""
+    prof = sweep.load_profile(profile)
+    run = results.Run(f"{profile}-fixture", ["bench", "sweep", "--profile", profile],
+                      root=tmp_path / "results")
+    run.manifest["profile"] = profile
+    points = sweep.expand(prof)
+    series_index: dict[tuple[str, str], int] = {}
+    for i, point in enumerate(points):
+        si = series_index.setdefault((point.axis, point.series),
+                                     len([k for k in series_index if k[0] == point.axis]))
+        doc = _doc(tmp_path, point, profile)
+        xi = i % 7
+        recv = 14_000 + 3_100 * si - 900 * xi
+        if point.rate_of:  # latency-vs-load: a fraction of the flood's rate, paced
+            doc["parameters"]["rate"] = round(12_600 * float(point.x), 1)
+            recv = doc["parameters"]["rate"]
+            base = 0.4 if point.x < 0.5 else 50.0
+            doc["latency_ms"] = {"p50": base, "p99": base * 20, "p99_9": base * 25,
+                                 "max": base * 30}
+        elif point.axis.endswith("-paced"):
+            doc["parameters"]["rate"] = 500.0
+            doc["latency_ms"] = {"p50": 1.0 + si, "p99": 5.0 + 2 * si + xi}
+        _rates(doc, recv, recv * 1.2)
+        if point.axis == "consumers" and si == len(prof["axes"]["consumers"].get(
+                "series") or [1]) - 1 and point.x == 1:
+            doc["throughput"]["send_msgs_per_s"] = 70_000.0
+            doc["throughput"]["send_max"] = WHISKER
+        if point.axis == "queues":
+            doc["resources"]["processes"][0]["max_open_files"] = 80 + int(point.x) // 64
+        if point.find_max is not None:
+            _write_find_max(run, point, doc, tmp_path, profile)
+            continue
+        run.write_point(point.id, doc)
+    run.finish("complete")
+    return run.dir
+
+
+def _write_find_max(run, point, flood_doc, tmp_path, profile) -> None:
+    """The flood probe and four sustained probes at fractions of it, as findmax.py writes
+    them: the last one does not hold."""
+    flood = flood_doc["throughput"]["recv_msgs_per_s"]
+    sw = {"axis": point.axis, "series": point.series, "kind": "find-max",
+          "p99_bound_ms": point.find_max}
+    flood_doc["sweep"] = {**sw, "x": "max"}
+    run.write_point(results.safe_name(f"{point.id}"), flood_doc)
+    for frac, p99, keeps in ((0.25, 2.0, True), (0.5, 6.0, True), (0.75, 30.0, True),
+                             (1.0, 400.0, False)):
+        doc = _doc(tmp_path, point, profile)
+        offered = round(flood * frac)
+        doc["parameters"]["rate"] = float(offered)
+        doc["sweep"] = {**sw, "x": offered}
+        doc["sustained"] = {"keeps_up": keeps}
+        doc["latency_ms"] = {"p50": p99 / 8, "p99": p99, "p99_9": p99 * 1.5}
+        _rates(doc, offered * (1.0 if keeps else 0.8), offered)
+        run.write_point(results.safe_name(f"{point.axis}-{point.series}-rate={offered}"), doc)
+
+
+def _write_studies(run_dir: Path) -> None:
+    import json
+
+    head = {"schema_version": results.SCHEMA_VERSION, "run_id": run_dir.name,
+            "started": "2026-11-23T02:44:10+0000", "git_commit": "0123456789ab",
+            "machine": {"cpu": "AMD EPYC", "cores": 2}, "status": "ok",
+            "versions": {"broker": {"name": "ActiveMQ Classic", "version": "6.1.7"}}}
+    pi_points = []
+    for backend, w, m in itertools.product(("activemq", "akka"), (1, 10), (100, 1000, 10000,
+                                                                           100000)):
+        secs = (m / 10_000) * (1.0 if backend == "activemq" else 0.05) + 0.1
+        pi_points.append({"backend": backend, "workers": w, "messages": m, "elements": 10,
+                          "status": "ok", "errors": [], "seconds": secs})
+    (run_dir / "pi.json").write_text(json.dumps({
+        **head, "study": "pi", "timing": "first send -> last result", "notes": [],
+        "parameters": {"workers": [1, 10], "messages": [100, 1000, 10000, 100000],
+                       "elements": [10], "languages": ["openwire-jms"], "prefetch": 1000,
+                       "backends": ["activemq", "akka"]},
+        "points": pi_points}))
+    rr_points = []
+    for mode, ops in (("temp-queue", 66.0), ("reused-queue", 390.0), ("actor-ask", 3400.0)):
+        for payload in (1, 1000, 100000):
+            rr_points.append({
+                "mode": mode, "payload": payload, "requests": 100, "status": "ok",
+                "errors": [], "ops_per_s": ops,
+                "latency_ms": {"p50": 1000 / ops, "p99": 2500 / ops, "p99_9": 3000 / ops,
+                               "max": 3000 / ops}})
+    (run_dir / "reqreply.json").write_text(json.dumps({
+        **head, "study": "reqreply",
+        "parameters": {"modes": ["temp-queue", "reused-queue", "actor-ask"],
+                       "payloads": [1, 1000, 100000], "requests": 100},
+        "summary": {"small_payload": 1, "reused_over_temp": 5.9}, "points": rr_points}))
+
+
+def _write_soak(path: Path) -> Path:
+    import json
+
+    t0 = 1_795_408_811_000_000_000
+    stats = []
+    for i in range(120):
+        for broker, heap0 in (("a", 200), ("b", 150)):
+            stats.append({"broker": broker, "t_ns": t0 + i * 5_000_000_000, "event": "stats",
+                          "heap_used": (heap0 + (i * 37) % 200) * 2**20,
+                          "open_files": 92 + (i % 3),
+                          "usage": {"store_bytes": (i * (3 if broker == "b" else 1) % 60)
+                                    * 2**20 * 4}})
+    faults = [{"at_s": s, "kind": k, "t_ns": t0 + int(s * 1e9), "recovery_s": 10.0}
+              for s, k in ((75, "broker-kill"), (178, "link-cut"), (291, "broker-kill"),
+                           (349, "broker-kill"), (469, "broker-kill"))]
+    path.write_text(json.dumps({
+        "schema_version": 1, "command": ["bench", "chaos", "soak"],
+        "spec": {"duration_s": 600.0, "seed": 42, "faults": 5},
+        "result": {"scenario": "soak", "status": "ok",
+                   "tally": {"sent": 242_500, "received": 242_500, "lost": 0,
+                             "duplicates": 1_982},
+                   "fault": {"stats": stats, "faults": faults}}}))
+    return path
+
+
+# -- reading a figure as a reader would --------------------------------------------------------
+
+def _drawn_texts(fig: Figure) -> list[Text]:
+    """The texts that are really drawn (an annotation outside its axes is not, nor a tick
+    label outside the view): recorded while the figure draws."""
+    seen: list[Text] = []
+    real = Text.draw
+
+    def record(self, renderer):
+        if self.get_visible() and self.get_text().strip():
+            seen.append(self)
+        return real(self, renderer)
+
+    Text.draw = record
+    try:
+        fig.canvas.draw()
+    finally:
+        Text.draw = real
+    return seen
+
+
+def _data_points(ax) -> list[tuple[float, float]]:
+    """Every data point of the axes in display coordinates: line vertices, bar corners,
+    whisker ends, scatter offsets."""
+    pts = []
+    for line in ax.get_lines():
+        if not line.get_visible():
+            continue
+        xy = line.get_xydata()
+        if len(xy):
+            pts += [tuple(p) for p in line.get_transform().transform(xy)]
+    for patch in ax.patches:
+        if isinstance(patch, Rectangle) and patch.get_visible():
+            b = patch.get_window_extent()
+            pts += [(b.x0, b.y1), (b.x1, b.y1), ((b.x0 + b.x1) / 2, (b.y0 + b.y1) / 2)]
+    for coll in ax.collections:
+        if isinstance(coll, LineCollection):
+            for seg in coll.get_segments():
+                if len(seg):
+                    pts += [tuple(p) for p in coll.get_transform().transform(seg)]
+        elif isinstance(coll, PathCollection):
+            offs = coll.get_offsets()
+            if len(offs):
+                pts += [tuple(p) for p in coll.get_offset_transform().transform(offs)]
+    return [p for p in pts if all(math.isfinite(v) for v in p)]
+
+
+def _overlap(a, b, tol: float = 1.0) -> bool:
+    return (min(a.x1, b.x1) - max(a.x0, b.x0) > tol) and (min(a.y1, b.y1) - max(a.y0, b.y0) > tol)
+
+
+def _legend_handle_color(handle):
+    for get in ("get_color", "get_facecolor"):
+        if hasattr(handle, get):
+            c = getattr(handle, get)()
+            if hasattr(c, "__len__") and len(c) and not isinstance(c, str) \
+                    and hasattr(c[0], "__len__"):
+                c = c[0]
+            return mcolors.to_hex(c)
+    if hasattr(handle, "lines"):  # an errorbar container
+        return mcolors.to_hex(handle.lines[0].get_color())
+    if hasattr(handle, "patches") and handle.patches:  # a bar container
+        return mcolors.to_hex(handle.patches[0].get_facecolor())
+    return None
+
+
+class Reading:
+    """What one figure shows, read from matplotlib's objects while it is saved."""
+
+    def __init__(self, name: str, fig: Figure):
+        self.name = name
+        renderer = fig.canvas.get_renderer()
+        texts = _drawn_texts(fig)
+        renderer = fig.canvas.get_renderer()
+        # the text itself (an annotation's leader line is no text)
+        self.texts = [(t, t.get_text(), Text.get_window_extent(t, renderer)) for t in texts]
+        self.tick_texts = []
+        for ax in fig.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                for t in axis.get_ticklabels(which="both"):
+                    if t in texts:
+                        self.tick_texts.append(t.get_text())
+        self.legends = [lg for lg in [ax.get_legend() for ax in fig.axes] + list(fig.legends)
+                        if lg is not None and lg.get_visible()]
+        self.legend_boxes = [(lg, lg.get_window_extent(renderer)) for lg in self.legends]
+        self.axes = [(ax, ax.get_window_extent(renderer), _data_points(ax)) for ax in fig.axes]
+        self.images = [(im, im.get_window_extent(renderer)) for ax in fig.axes
+                       for im in ax.get_images() if isinstance(im, AxesImage)]
+        self.ylabels = [ax.get_ylabel() for ax in fig.axes]
+        self.ylims = {id(ax): (ax.get_ylabel(), ax.get_title(), ax.get_ylim(),
+                               ax.get_yscale()) for ax in fig.axes}
+        self.colors = {}
+        for lg in self.legends:
+            for handle, text in zip(lg.legend_handles, lg.get_texts()):
+                c = _legend_handle_color(handle)
+                if c:
+                    self.colors.setdefault(text.get_text(), set()).add(c)
+
+    def overlapping_texts(self) -> list[str]:
+        bad = []
+        for (ta, sa, ba), (tb, sb, bb) in itertools.combinations(self.texts, 2):
+            if _overlap(ba, bb):
+                bad.append(f"{sa!r} over {sb!r}")
+        return bad
+
+    def covered(self) -> list[str]:
+        """Legends on an axes' data area, on a data point or on a text outside them."""
+        bad = []
+        for lg, box in self.legend_boxes:
+            own = set(lg.get_texts()) | {lg.get_title()}
+            for ax, frame, pts in self.axes:
+                if _overlap(box, frame, tol=0.5):
+                    bad.append(f"legend over the data area of {ax.get_title()!r}")
+                inside = [p for p in pts if box.x0 <= p[0] <= box.x1 and box.y0 <= p[1] <= box.y1]
+                if inside:
+                    bad.append(f"legend over {len(inside)} data point(s) of {ax.get_title()!r}")
+            for _im, ibox in self.images:
+                if _overlap(box, ibox):
+                    bad.append("legend over the heat map")
+            for t, s, tbox in self.texts:
+                if t not in own and _overlap(box, tbox):
+                    bad.append(f"legend over the text {s!r}")
+        return bad
+
+    def unreadable_ticks(self) -> list[str]:
+        bad = []
+        for s in self.tick_texts:
+            if s in ("True", "False", "None", "nan"):
+                bad.append(f"tick {s!r} (a word is wanted)")
+            elif "$" in s or "^" in s:
+                bad.append(f"tick {s!r} (a plain number is wanted)")
+            elif re.search(r"(?<![\d.,])\d{4,}", s.replace("\u2212", "-")):
+                bad.append(f"tick {s!r} (thousands separators)")
+        return bad
+
+
+@pytest.fixture(scope="module")
+def readings(tmp_path_factory) -> dict[str, Reading]:
+    """Every chart of every profile's fixture run, the studies and a soak: name -> reading.
+    A chart drawn for several profiles is read once per profile (``blog/…``)."""
+    tmp = tmp_path_factory.mktemp("charts")
+    out: dict[str, Reading] = {}
+    current = {"profile": ""}
+    real = Figure.savefig
+
+    def keep(self, fname, *args, **kwargs):
+        name = f"{current['profile']}/{Path(fname).name}"
+        out[name] = Reading(name, self)
+        return real(self, fname, *args, **kwargs)
+
+    Figure.savefig = keep
+    try:
+        for profile in sweep.profile_names():
+            current["profile"] = profile
+            run_dir = _write_profile_run(tmp, profile)
+            if profile == "quick":
+                _write_studies(run_dir)
+            charts.render_run(run_dir)
+        current["profile"] = "soak"
+        soak_chart.draw(_write_soak(tmp / "soak.json"), tmp / "soak.png")
+    finally:
+        Figure.savefig = real
+    return out
+
+
+EVERY_KIND = ("throughput-by-consumers.png", "throughput-by-size.png",
+              "throughput-by-queues.png", "throughput-by-persistence.png",
+              "throughput-by-topology.png", "throughput-by-tls.png",
+              "throughput-by-tcp-nodelay.png", "throughput-stock-vs-tuned.png",
+              "throughput-by-sustained.png", "throughput-mqperf.png",
+              "throughput-by-language-pair.png", "latency-vs-load.png", "find-max.png",
+              "browser-by-tabs.png", "browser-by-size.png", "pi.png", "reqreply.png",
+              "soak.png")
+
+
+def test_every_chart_kind_is_drawn(readings):
+    drawn = {name.split("/", 1)[1] for name in readings}
+    assert set(EVERY_KIND) <= drawn, sorted(set(EVERY_KIND) - drawn)
+
+
+def test_no_two_texts_overlap(readings):
+    bad = {n: r.overlapping_texts() for n, r in readings.items()}
+    bad = {n: b for n, b in bad.items() if b}
+    assert not bad, "\n".join(f"{n}: {'; '.join(b[:4])}" for n, b in sorted(bad.items()))
+
+
+def test_no_legend_covers_the_data(readings):
+    bad = {n: r.covered() for n, r in readings.items()}
+    bad = {n: b for n, b in bad.items() if b}
+    assert not bad, "\n".join(f"{n}: {'; '.join(b[:4])}" for n, b in sorted(bad.items()))
+
+
+def test_ticks_are_words_and_numbers_with_thousands_separators(readings):
+    bad = {n: r.unreadable_ticks() for n, r in readings.items()}
+    bad = {n: sorted(set(b)) for n, b in bad.items() if b}
+    assert not bad, "\n".join(f"{n}: {'; '.join(b[:5])}" for n, b in sorted(bad.items()))
+
+
+def test_a_stretching_whisker_leaves_the_frame_with_its_value(readings):
+    """The consumers chart: one send whisker at 250,000 while every median is below 75,000.
+    No axis runs to 250,000; the whisker's value is printed."""
+    r = readings["blog/throughput-by-consumers.png"]
+    tops = [lim[1] for _label, _title, lim, scale in r.ylims.values() if scale == "linear"]
+    assert tops and max(tops) < 0.6 * WHISKER, tops
+    assert any(f"{WHISKER:,.0f}" in s for _t, s, _b in r.texts), [s for _t, s, _b in r.texts]
+
+
+def test_bandwidth_is_in_mib_per_second(readings):
+    for name in ("blog/throughput-by-size.png", "quick/throughput-by-size.png"):
+        labels = readings[name].ylabels
+        assert any("MiB/s" in s for s in labels), labels
+        assert not any("KiB" in s or "KB" in s for s in labels), labels
+
+
+def test_send_and_receive_are_told_apart_without_the_legend(readings):
+    """Within one axes a series' send and receive differ in line style or marker (or hatch
+    for bars); otherwise they are in panels whose titles say which is which."""
+    for name, r in readings.items():
+        for ax, _frame, _pts in r.axes:
+            handles, labels = ax.get_legend_handles_labels()
+            styles = {}
+            for h, lab in zip(handles, labels):
+                for kind in ("send", "receive"):
+                    if lab.endswith(" " + kind):
+                        styles.setdefault(lab[: -len(kind) - 1], {})[kind] = _style(h)
+            for series, st in styles.items():
+                if len(st) == 2:
+                    assert st["send"] != st["receive"], (name, series, st)
+
+
+def _style(handle):
+    if hasattr(handle, "patches") and handle.patches:
+        p = handle.patches[0]
+        return ("bar", p.get_hatch(), round(p.get_alpha() or 1, 2))
+    line = handle.lines[0] if hasattr(handle, "lines") else handle
+    if isinstance(line, Line2D):
+        return ("line", line.get_linestyle(), line.get_marker())
+    return ("other", type(handle).__name__)
+
+
+def _hue(hex_color: str) -> float:
+    r, g, b = mcolors.to_rgb(hex_color)
+    return colorsys.rgb_to_hls(r, g, b)[0]
+
+
+def test_one_colour_per_client_language_in_every_chart(readings):
+    """A client's legend entry has the same colour in every chart; a -tuned entry the hue of
+    its stock client; two languages never share a colour."""
+    seen: dict[str, set[str]] = {}
+    for r in readings.values():
+        for label, cols in r.colors.items():
+            base = label.split(" ")[0]
+            if base.removesuffix("-tuned") in CLIENT_NAMES:
+                seen.setdefault(base, set()).update(cols)
+    assert seen, "no client in any legend"
+    many = {k: v for k, v in seen.items() if len(v) != 1}
+    assert not many, many
+    colour = {k: next(iter(v)) for k, v in seen.items()}
+    for name, c in colour.items():
+        if name.endswith("-tuned") and name.removesuffix("-tuned") in colour:
+            stock = colour[name.removesuffix("-tuned")]
+            d = abs(_hue(c) - _hue(stock))
+            assert min(d, 1 - d) < 0.04, (name, c, stock)
+    stock = {k: v for k, v in colour.items() if not k.endswith("-tuned")
+             and k not in ("stompjs:tcp", "stompjs-tcp")}
+    assert len(set(stock.values())) == len(stock), stock
