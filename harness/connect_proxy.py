@@ -64,7 +64,7 @@ class Proxy:
     async def _handle(self, reader, writer, who: str) -> None:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return await self._refuse(writer, 408, "no request within "
                                       f"{HEAD_TIMEOUT:.0f} s", "-", who)
         except asyncio.LimitOverrunError:
@@ -91,7 +91,7 @@ class Proxy:
         try:
             up_r, up_w = await asyncio.wait_for(asyncio.open_connection(host, port),
                                                 CONNECT_TIMEOUT)
-        except (OSError, asyncio.TimeoutError) as e:
+        except (OSError, TimeoutError) as e:
             why = e.strerror if isinstance(e, OSError) and e.strerror else type(e).__name__
             return await self._refuse(writer, 502, f"cannot reach {target}: {why}",
                                       f"CONNECT {target}", who)

@@ -50,7 +50,7 @@ def echo_port():
 @pytest.fixture
 def proxy(tmp_path, echo_port):
     """The proxy as its own process, allowed to tunnel to the echo server's port only."""
-    err = open(tmp_path / "proxy.log", "w")
+    err = open(tmp_path / "proxy.log", "w")  # noqa: SIM115 - the process's stderr, closed below
     p = subprocess.Popen([sys.executable, "-m", "harness.connect_proxy", "--bind",
                           "127.0.0.1:0", "--allow-port", str(echo_port)], cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=err, text=True)
@@ -79,7 +79,7 @@ def ask(port: int, request: bytes) -> tuple[bytes, socket.socket]:
 
 
 def test_a_request_other_than_connect_is_refused_with_405(proxy):
-    port, log = proxy
+    port, _ = proxy
     status, s = ask(port, b"GET http://example.invalid/ HTTP/1.1\r\nHost: example.invalid"
                           b"\r\n\r\n")
     body = s.recv(200)
@@ -133,7 +133,7 @@ def test_without_allow_port_only_443_is_tunnelled(echo_port):
 
 def test_a_bad_bind_is_one_line_and_exit_2():
     r = subprocess.run([sys.executable, "-m", "harness.connect_proxy", "--bind", "nonsense"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=30)
+                       cwd=ROOT, capture_output=True, text=True, timeout=30, check=False)
     assert r.returncode == 2 and "--bind must be ADDRESS:PORT" in r.stderr
 
 
