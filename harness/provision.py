@@ -198,23 +198,29 @@ def netns_workdir() -> Path:
     return Path("/var/tmp/burstbench-netns-ssh") / key / "burstbench"
 
 
-def main_netns_ssh() -> int:
+def main_netns_ssh(workdir: Path | None = None) -> int:
     """``./bench setup --hosts netns-ssh``: provision a namespace host through the proxy."""
-    from harness import netns, sshhosts
+    from harness import netns, procs, sshhosts
     why = sshhosts.available()
     if why:
         print(f"bench setup: error: --hosts netns-ssh: {why}", file=sys.stderr)
         return 2
-    workdir = netns_workdir()
+    workdir = Path(workdir or netns_workdir()).absolute()
     work = workdir.parent / "last-run"
     shutil.rmtree(work, ignore_errors=True)
+    procs.install_signal_handlers()  # Ctrl-C and SIGTERM leave through the with below
     t0 = time.monotonic()
     try:
         with NetnsHost(work, workdir) as host:
             print(f"bench setup: namespace host {host.NAME} ({workdir}), proxy "
-                  f"{host.proxy_url} (PID {host.proxy_pid})", file=sys.stderr)
+                  f"{host.proxy_url} (PID {host.proxy_pid}), namespaces "
+                  f"{' '.join(host.namespaces)}", file=sys.stderr, flush=True)
             r = host.provision()
             targets = host.connects()
+    except procs.Interrupted as e:
+        print(f"bench setup: {e}; the proxy, the host's sshd and its namespaces are stopped",
+              file=sys.stderr)
+        return 128 + e.signum
     except (netns.NetnsUnavailable, ProvisionError, RuntimeError) as e:
         print(f"bench setup: error: --hosts netns-ssh: {e}", file=sys.stderr)
         return 1
@@ -235,9 +241,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("file", help="the inventory (see harness/inventory.py), or netns-ssh: a "
                                  "namespace host made here, provisioned through the harness's "
                                  "CONNECT proxy (root)")
+    ap.add_argument("--workdir", type=Path,
+                    help="netns-ssh only: where the host's copy of the project lives (default: "
+                         f"{netns_workdir().parent.parent}/<hash of this checkout>/burstbench)")
     args = ap.parse_args(argv)
     if args.file == inventory.NETNS_SSH:
-        return main_netns_ssh()
+        return main_netns_ssh(args.workdir)
+    if args.workdir:
+        ap.error("--workdir is for netns-ssh (an inventory names each host's workdir)")
     try:
         inv = inventory.load(args.file, need=())
     except ValueError as e:

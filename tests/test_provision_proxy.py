@@ -6,8 +6,12 @@ only way out is the harness's CONNECT proxy, twice: the second run changes nothi
 from __future__ import annotations
 
 import os
+import re
+import select
 import shutil
+import signal
 import subprocess
+import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -125,6 +129,50 @@ def test_the_playbook_gives_maven_the_proxy_and_maven_reads_it(tmp_path):
     assert " changed=1 " in again.stdout  # the one removal task (the project was there)
 
 
+need_root = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces and sshd need root")
+
+
+@pytest.mark.integration
+@pytest.mark.root
+@need_root
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_netns_provisioning_leaves_nothing_running(tmp_path, sig):
+    """Ctrl-C or SIGTERM while the playbook runs: the proxy's PID, the host's sshd and the
+    namespaces are gone when the command has exited."""
+    why = sshhosts.available()
+    if why:
+        pytest.skip(why)
+    workdir = tmp_path / "far" / "burstbench"
+    p = subprocess.Popen([sys.executable, "-m", "harness.provision", "netns-ssh", "--workdir",
+                          str(workdir)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        line = ""
+        ready, _, _ = select.select([p.stderr], [], [], 60)
+        if ready:
+            line = p.stderr.readline()
+        m = re.search(r"\(PID (\d+)\), namespaces (.+)$", line)
+        assert m, f"no start line: {line!r}"
+        pid, names = int(m[1]), m[2].split()
+        assert not _gone(pid) and all(netns._ns_exists(n) for n in names)
+        deadline = time.monotonic() + 60
+        while not workdir.exists() and time.monotonic() < deadline:  # the playbook is at work
+            time.sleep(0.05)
+        assert workdir.exists(), "the playbook never reached the host"
+        p.send_signal(sig)
+        code = p.wait(timeout=60)
+        rest = p.stderr.read()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stderr.close()
+    assert code == 128 + sig, rest
+    assert "stopped" in rest
+    assert _gone(pid), f"the proxy (PID {pid}) outlived the command"
+    assert not any(netns._ns_exists(n) for n in names)
+
+
 # -- opt-in: ./bench setup completed on a namespace host through the harness's proxy ---------
 def _recap(out: str, host: str) -> dict:
     for line in out.splitlines():
@@ -145,7 +193,7 @@ def _gone(pid: int) -> bool:
 @pytest.mark.provision
 @pytest.mark.integration
 @pytest.mark.root
-@pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces and sshd need root")
+@need_root
 def test_bench_setup_completes_on_a_namespace_host_through_the_proxy_twice(tmp_path):
     why = sshhosts.available()
     if why:
@@ -188,3 +236,4 @@ def test_bench_setup_completes_on_a_namespace_host_through_the_proxy_twice(tmp_p
     assert (workdir / "clients" / "node" / "node_modules").is_dir()
     assert any((workdir / "broker" / "target" / "lib").iterdir())
     assert (workdir / ".mvn" / "burstbench-proxy-settings.xml").exists()
+    shutil.rmtree(workdir)  # half a gigabyte: kept only when the test fails
