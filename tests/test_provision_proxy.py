@@ -190,6 +190,32 @@ def _gone(pid: int) -> bool:
     return False
 
 
+PROBE_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <parent><groupId>org.sonatype.oss</groupId><artifactId>oss-parent</artifactId>
+    <version>9</version></parent>
+  <groupId>burstbench</groupId><artifactId>maven-proxy-probe</artifactId><version>1</version>
+  <packaging>pom</packaging>
+</project>
+"""
+
+
+def _maven_through_the_proxy(host, workdir: Path, repo: Path):
+    """Maven on the host, in the project there (so its .mvn/maven.config applies), with an
+    empty local repository: resolving a remote parent POM must go through the proxy.
+    Returns (result, the tunnels it made)."""
+    probe = workdir / ".bb-maven-probe"
+    probe.mkdir()
+    (probe / "pom.xml").write_text(PROBE_POM)
+    before = len(host.connects())
+    try:
+        r = host.run(f"cd {probe} && mvn -B -q -Dmaven.repo.local={repo} validate")
+    finally:
+        shutil.rmtree(probe)
+        shutil.rmtree(repo, ignore_errors=True)
+    return r, host.connects()[before:]
+
+
 @pytest.mark.provision
 @pytest.mark.integration
 @pytest.mark.root
@@ -208,11 +234,14 @@ def test_bench_setup_completes_on_a_namespace_host_through_the_proxy_twice(tmp_p
                               "(\"192.0.2.1\", 443), timeout=5)'")
             assert direct.returncode != 0 and "unreachable" in direct.stderr.lower()
             r = host.provision(capture=True)
-            probe = host.run(f"cd {workdir} && .venv/bin/python -c 'import harness, sys; "
-                             f"print(harness.__file__, sys.prefix)'") if i == 0 else None
-            names, pid, log = host.namespaces, host.proxy_pid, host.proxy_log
             targets = host.connects()
-        took = time.monotonic() - t0
+            took = time.monotonic() - t0
+            probe = maven = None
+            if i == 0 and r.returncode == 0:
+                probe = host.run(f"cd {workdir} && .venv/bin/python -c 'import harness, sys; "
+                                 f"print(harness.__file__, sys.prefix)'")
+                maven = _maven_through_the_proxy(host, workdir, tmp_path / "m2")
+            names, pid, log = host.namespaces, host.proxy_pid, host.proxy_log
         runs.append((r, targets, took))
         print(f"run {i + 1}: {took:.0f} s, {len(targets)} CONNECT(s) through the proxy to "
               f"{len(set(targets))} target(s), proxy log {log}")
@@ -220,6 +249,13 @@ def test_bench_setup_completes_on_a_namespace_host_through_the_proxy_twice(tmp_p
         # nothing left running: the proxy's PID is gone, and the namespaces with the host
         assert _gone(pid), f"the proxy (PID {pid}) outlived its provisioning"
         assert not any(netns._ns_exists(n) for n in names), names
+        if maven is not None:
+            # Maven on the host, with the settings the playbook wrote, went through the
+            # proxy (the build itself needed nothing: the shared ~/.m2 has it all)
+            result, tunnels = maven
+            print(f"maven probe: {len(tunnels)} CONNECT(s) through the proxy")
+            assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+            assert tunnels and all(t.endswith(":443") for t in tunnels)
         if probe is not None:
             assert probe.returncode == 0, probe.stderr
             mod, prefix = probe.stdout.split()
