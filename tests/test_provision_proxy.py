@@ -129,6 +129,13 @@ def test_the_playbook_gives_maven_the_proxy_and_maven_reads_it(tmp_path):
     assert " changed=1 " in again.stdout  # the one removal task (the project was there)
 
 
+def test_a_fixed_subnet_is_checked_and_used():
+    net = netns.Network("t1", ["a", "b"], subnet=(253, 19))  # nothing is made until create
+    assert (net.address("a"), net.address("b")) == ("10.253.19.1", "10.253.19.2")
+    with pytest.raises(ValueError, match="subnet must be"):
+        netns.Network("t2", ["a"], subnet=(0, 19))
+
+
 need_root = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces and sshd need root")
 
 
