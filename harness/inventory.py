@@ -6,18 +6,25 @@
       user: bench               # default: the user running the harness
       identity: ~/.ssh/bench    # optional: ssh -i
       known_hosts: known_hosts  # optional: the hosts' keys (relative to this file)
+    proxy: http://192.0.2.1:3128  # optional, for every host: how hosts reach the registries
     hosts:
       broker1:
         ssh: bench@192.0.2.11   # [user@]address[:port] sshd listens on
         address: 192.0.2.11     # where the others reach it (a broker binds it); default: ssh's
         workdir: /opt/burstbench  # the project there (./bench setup --hosts FILE puts it)
         roles: [broker]         # broker, producers, consumers, databases
+        proxy: http://192.0.2.1:8080  # optional: this host's own proxy (overrides the above)
       gen1: {ssh: 192.0.2.12, workdir: /opt/burstbench, roles: [producers]}
       gen2: {ssh: 192.0.2.13, workdir: /opt/burstbench, roles: [consumers]}
       pod0:                     # a Kubernetes pod instead, through kubectl exec -i
         kubectl: {pod: loadgen-0, namespace: burstbench, container: bench}
         workdir: /opt/burstbench
         roles: [consumers]
+
+``proxy`` (``http://HOST:PORT``) is an HTTP proxy the host reaches the package registries
+through: ``./bench setup --hosts FILE`` runs ``./bench setup`` there with ``http_proxy``,
+``https_proxy`` (and upper case) set, and gives Maven, which does not read them, a settings
+file with the proxy (``deploy/ansible/provision.yml``).
 
 ``--hosts netns-ssh`` is the same thing made here: network namespaces each running its own
 sshd (``harness/sshhosts.py``), one host per broker of the topology, one for the producers
@@ -44,6 +51,7 @@ from harness.launch import Ssh
 ROLES = ("broker", "producers", "consumers", "databases")
 NETNS_SSH = "netns-ssh"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+_PROXY = re.compile(r"^http://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(?P<port>\d{1,5})/?$")
 _SSH = re.compile(r"^(?:(?P<user>[A-Za-z0-9_.-]+)@)?(?P<addr>\[[0-9A-Fa-f:.]+\]|[^@:\s/]+)"
                   r"(?::(?P<port>\d{1,5}))?$")
 
@@ -58,6 +66,7 @@ class Host:
     workdir: str
     roles: list[str]
     kubectl: dict | None = None  # {pod, namespace, container}: reached by kubectl exec -i
+    proxy: str | None = None  # http://HOST:PORT: how the host reaches the package registries
 
 
 @dataclass
@@ -99,6 +108,7 @@ def load(path: str | Path, need: tuple[str, ...] = ("broker", "producers", "cons
         kh = Path(os.path.expanduser(str(common["known_hosts"])))
         options["UserKnownHostsFile"] = str(kh if kh.is_absolute() else p.parent / kh)
     default_user = str(common.get("user") or _whoami())
+    default_proxy = _proxy(doc.get("proxy"), f"--hosts {path}")
     hosts = []
     for name, h in doc["hosts"].items():
         where = f"--hosts {path}: host {name!r}"
@@ -106,7 +116,7 @@ def load(path: str | Path, need: tuple[str, ...] = ("broker", "producers", "cons
             raise ValueError(f"{where}: a host name is [A-Za-z0-9_.-], up to 63 characters")
         if not isinstance(h, dict):
             raise ValueError(f"{where}: needs ssh, workdir and roles")
-        unknown = set(h) - {"ssh", "kubectl", "address", "workdir", "roles"}
+        unknown = set(h) - {"ssh", "kubectl", "address", "workdir", "roles", "proxy"}
         if unknown:
             raise ValueError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
         kube = h.get("kubectl")
@@ -130,15 +140,30 @@ def load(path: str | Path, need: tuple[str, ...] = ("broker", "producers", "cons
             roles = [roles]
         if not roles or not isinstance(roles, list) or set(roles) - set(ROLES):
             raise ValueError(f"{where}: roles must be a list of {', '.join(ROLES)}")
+        proxy = _proxy(h["proxy"], where) if "proxy" in h else default_proxy
+        if proxy and re.search(r"\s", workdir):
+            # Maven gets the proxy's settings file by its path in .mvn/maven.config, which
+            # Maven splits at white space
+            raise ValueError(f"{where}: workdir must have no white space when a proxy is set")
         addr = m["addr"].strip("[]")
         hosts.append(Host(name, addr, m["user"] or default_user, port,
                           str(h.get("address") or addr), workdir.rstrip("/") or "/",
-                          list(roles), kube))
+                          list(roles), kube, None if kube else proxy))
     inv = Inventory(p, hosts, options)
     for role in need:
         if not inv.with_role(role):
             raise ValueError(f"--hosts {path}: no host has the role {role}")
     return inv
+
+
+def _proxy(value, where: str) -> str | None:
+    """An inventory's ``proxy`` checked: ``http://HOST:PORT`` (None for none)."""
+    if value is None:
+        return None
+    m = _PROXY.match(str(value))
+    if not m or not 1 <= int(m["port"]) <= 65535:
+        raise ValueError(f"{where}: proxy must be http://HOST:PORT, not {value!r}")
+    return str(value).rstrip("/")
 
 
 def check_point(spec) -> None:

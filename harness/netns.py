@@ -220,7 +220,8 @@ def _in_namespace(name: str, fn):
 class Network:
     """Hosts in their own network namespaces on one bridge. Use as a context manager.
 
-    ``tag`` (``[a-z0-9]{1,16}``) makes the names unique; ``hosts`` are short names
+    ``tag`` (``[a-z0-9]{1,16}``) makes the names unique; ``subnet`` ``(a, b)`` fixes the
+    addresses to ``10.a.b.0/24`` (default: drawn at random); ``hosts`` are short names
     (``[a-z][a-z0-9]{0,11}``, not ``br``). ``link_rate`` (a tc rate such as ``10mbit``) limits
     each host's link in both directions with tbf. ``delay`` needs netem and is refused on a
     kernel without it (``DelayUnavailable``). ``multicast`` routes 224.0.0.0/4 via each host's
@@ -237,6 +238,7 @@ class Network:
         link_rate: str | None = None,
         delay: str | None = None,
         multicast: bool = False,
+        subnet: tuple[int, int] | None = None,
     ):
         if not _TAG.match(tag):
             raise ValueError(f"network tag must match [a-z0-9]{{1,16}}: {tag!r}")
@@ -259,7 +261,11 @@ class Network:
         self.delay = delay
         self.multicast = multicast
         self.bridge_ns = f"bb{tag}br"
-        self.subnet = (random.randint(1, 254), random.randint(0, 255))
+        # the addresses exist only inside this Network's namespaces, so two Networks with
+        # the same subnet do not meet; a fixed one keeps addresses the same from run to run
+        if subnet is not None and not (1 <= subnet[0] <= 254 and 0 <= subnet[1] <= 255):
+            raise ValueError(f"subnet must be (1..254, 0..255): {subnet!r}")
+        self.subnet = subnet or (random.randint(1, 254), random.randint(0, 255))
         self._index = {h: i + 1 for i, h in enumerate(hosts)}
         self._by_addr = {self.address(h): h for h in hosts}
         self._state_path: Path | None = None

@@ -45,11 +45,11 @@ class SshNetns:
     """``hosts`` (names as netns.Network takes them) each with an sshd; see the module text."""
 
     def __init__(self, tag: str, hosts: list[str], keydir: Path, log_dir: Path,
-                 link_rate: str | None = None):
+                 link_rate: str | None = None, subnet: tuple[int, int] | None = None):
         if CTL in hosts:
             raise ValueError(f"host name {CTL!r} is the harness's own")
         self.hosts = list(hosts)
-        self.net = netns.Network(tag, [CTL, *self.hosts], link_rate=link_rate)
+        self.net = netns.Network(tag, [CTL, *self.hosts], link_rate=link_rate, subnet=subnet)
         self.keydir = Path(keydir)
         self.sup = Supervisor(log_dir)
         self.user = getpass.getuser()
@@ -122,6 +122,15 @@ class SshNetns:
 
     def address(self, host: str) -> str:
         return self.net.address(host)
+
+    def start_proxy(self, port: int = 0):
+        """The CONNECT proxy (``harness/connect_proxy.py``) listening on ``ctl``'s address,
+        its connections out leaving from this machine: how the hosts reach the package
+        registries. A child of this object's Supervisor, so ``stop`` stops it by its PID (and
+        it dies with the harness). Returns ``(child, "http://ADDRESS:PORT")``."""
+        from harness import connect_proxy
+        return connect_proxy.start(self.sup, self.net.namespace(CTL), self.net.address(CTL),
+                                   port=port)
 
     def probe(self, host: str, port: int) -> bool:
         """Whether ``port`` on ``host`` accepts a connection from the harness's side."""

@@ -334,7 +334,8 @@ def ssh_netns_inventory(net: sshhosts.SshNetns, host: str, workdir: Path):
 @need_root
 def test_the_playbook_copies_the_project_to_a_host_once(tmp_path, need_ssh_hosts):
     """Against a namespace host with its own sshd: the first run puts the committed project
-    there, the second changes nothing (./bench setup there is the opt-in test below)."""
+    there, the second changes nothing (./bench setup there, through a proxy, is the opt-in
+    test in tests/test_provision_proxy.py)."""
     from harness import provision
     net = sshhosts.SshNetns(f"a{uuid.uuid4().hex[:5]}", ["h1"], tmp_path / "keys",
                             tmp_path / "logs")
