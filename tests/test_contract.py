@@ -340,3 +340,42 @@ def test_a_paced_point_accounts_exactly(spec, tmp_path):
     a = m["accounting"]
     assert (a["sent"], a["received"], a["lost"], a["corrupt"]) == (1200, 1200, 0, 0), a
     assert m["latency_ms"]["samples"] == 600 and m["time_in_queue_ms"] is None
+
+
+# -- a dropped connection without --failover -----------------------------------------------
+@pytest.mark.parametrize("spec", clients.LANGUAGE_CLIENTS)
+def test_a_dropped_connection_ends_a_gated_consumer_with_exit_1_and_its_records(
+        spec, broker, tmp_path):
+    """The contract: without --failover a dropped connection ends the client with exit 1 (one
+    `error:` line). What the consumer had received is still written (every client does, so that
+    a fault's duplicates are counted alike): the stomp.py consumer once stayed until `stop`, and
+    the Perl and Node ones died without records, so one broker kill gave stomp.py 3,359
+    duplicates and the others none."""
+    import os
+    import signal
+
+    r = client_or_skip(spec)
+    queue, crec = f"contract.{uuid.uuid4().hex[:8]}", tmp_path / "c.tsv"
+    p = run_client(r, "producer", ["--url", _url(broker, r), "--destinations", queue,
+                                   "--count", "50", "--records", str(tmp_path / "p.tsv")])
+    assert p.returncode == 0, p.stderr
+    consumer = subprocess.Popen(
+        r.client.argv("consumer") + ["--url", _url(broker, r), "--destinations", queue,
+                                     "--gate", "--ack", "client", "--records", str(crec)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert json.loads(consumer.stdout.readline())["event"] == "ready"
+        for line in consumer.stdout:  # its ticks, once a second, until it holds the 50
+            e = json.loads(line)
+            if e.get("event") == "tick" and e.get("received", 0) >= 50:
+                break
+        os.kill(broker.child.pid, signal.SIGKILL)
+        consumer.wait(timeout=60)  # (stdin still open: its end of file would be a `stop`)
+        out, err = consumer.communicate(timeout=10)
+    finally:
+        if consumer.poll() is None:
+            consumer.kill()
+            consumer.communicate()
+    assert consumer.returncode == 1, err
+    assert [line for line in err.splitlines() if line.startswith("error:")], err
+    assert len(measure.read_consumer_records(crec)) == 50

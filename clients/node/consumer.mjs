@@ -102,7 +102,7 @@ process.on('unhandledRejection', (e) => fail(1, `internal: ${e && e.stack || e}`
 for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => stop());
 if (o.gate) gate(() => {}, () => stop());
 
-({ client, conn } = await connect(o, { onFatal: (m) => fail(1, m), preReady: () => !ready, onReconnect }));
+({ client, conn } = await connect(o, { onFatal: fatal, preReady: () => !ready, onReconnect }));
 if (o.txBatch > 0) beginTx();
 
 await new Promise((resolve) => {
@@ -265,7 +265,17 @@ function stop() {
   finish();
 }
 
-async function finish() {
+/** A dropped connection (without --failover) or the broker's ERROR: what was received is
+ * still written, as every client does, then exit 1. */
+function fatal(msg) {
+  if (stopping) return;
+  stopping = true;
+  accepting = false;
+  client = null; // nothing to acknowledge or disconnect any more
+  finish(msg).catch(() => fail(1, msg));
+}
+
+async function finish(fatalMsg) {
   if (ticker) clearInterval(ticker);
   if (client) {
     if (stompAck !== 'auto') {
@@ -315,6 +325,7 @@ async function finish() {
           `${nonce}\t${crcHead}\t${hex(rec.bytes[i] > 6 ? rec.crc[i] : crc32(headBytes(rec.head[i], rec.bytes[i])))}\n`;
       });
   }
+  if (fatalMsg !== undefined) fail(1, fatalMsg);
   emit({ event: 'done', id: o.id, received, foreign, redelivered });
   process.exit(0);
 }

@@ -79,14 +79,10 @@ sub commit_tx {
 }
 
 # One MESSAGE frame: keep what the records need, acknowledge as the mode says. The hot path
-# is the harness's cost on top of Net::Stomp's, so it keeps three scalars in a flat list: a
-# timestamp, the headers the records need joined by newlines (no header value holds one; the
-# frame's headers hash is freed, as in a plain receive loop, instead of 60,000 of them being
-# kept: perf/replay/perl.pl, -0.5 us a message), and the body (a large one: its length, CRC-32
-# and first bytes). The records are made at stop.
+# is the harness's cost on top of Net::Stomp's, so it keeps only a timestamp, the frame's
+# headers and its body (a large body: its length and CRC-32); the records are made at stop.
 my @raw;
 my $KEEP_BODY = 4096;
-my @KEYS = qw(bb_producer bb_seq bb_burst bb_sent_ns redelivered destination bb_nonce bb_crc32);
 
 sub on_message {
     my ($f) = @_;
@@ -94,9 +90,9 @@ sub on_message {
     $now = $s * 1000000000 + $us * 1000;
     my $h = $f->headers;
     my $body = $f->body;
-    no warnings 'uninitialized';    # (an absent header: an empty field, the message foreign)
-    push @raw, $now, join("\n", @$h{@KEYS}), length($body) <= $KEEP_BODY ? $body
-      : [length($body), Compress::Raw::Zlib::crc32($body), substr($body, 0, 6)];
+    push @raw, length($body) <= $KEEP_BODY
+      ? [$now, $h, $body]
+      : [$now, $h, undef, length($body), Compress::Raw::Zlib::crc32($body), substr($body, 0, 6)];
     $stop = 1 if defined $h->{bb_seq} && ++$seen == $target;
     return unless $mode;
     if ($mode == 2) {
@@ -132,23 +128,22 @@ sub other_frame {
 # parse) is foreign; body_ok says whether the body starts with the counter's digits.
 sub make_records {
     no warnings 'uninitialized';    # a missing header makes the line fail the check: foreign
-    for (my $i = 0; $i < @raw; $i += 3) {
-        my ($t, $hline, $body) = @raw[$i .. $i + 2];
-        my ($p, $seq, $burst, $sent, $redl, $dest, $nonce, $hcrc) = split /\n/, $hline, -1;
-        my $line = "$p\t$seq\t$burst\t$sent";
+    for my $r (@raw) {
+        my ($t, $h, $body, $len, $crc, $b6) = @$r;
+        my $line = "$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}";
         unless ($line =~ /^[A-Za-z0-9_.-]{1,64}\t(\d{1,18})\t\d{1,18}\t\d{1,19}\z/) {
             $foreign++;
             next;
         }
         my $counter = sprintf('%06d', $1 % 1000000);
-        my ($len, $crc, $b6) = ref $body ? @$body
-          : (length $body, Compress::Raw::Zlib::crc32($body), substr($body, 0, 6));
+        if (defined $body) {
+            ($len, $crc, $b6) = (length $body, Compress::Raw::Zlib::crc32($body), substr($body, 0, 6));
+        }
         my $ok = $b6 ne '' && index($counter, $b6) == 0 ? 1 : 0;
-        my $red = $redl eq 'true' ? 1 : 0;
+        my $red = $h->{redelivered} eq 'true' ? 1 : 0;
         $redelivered += $red;
-        my $dn = $dname{$dest} // dest_name($dest);
-        $nonce = '-' if $nonce eq '';
-        $hcrc = '-' if $hcrc eq '';
+        my $dn = $dname{ $h->{destination} } // dest_name($h->{destination});
+        my ($nonce, $hcrc) = ($h->{bb_nonce} // '-', $h->{bb_crc32} // '-');
         s/[\t\n]/?/g for $nonce, $hcrc;
         $rec .= sprintf("%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%08x\n",
                         $line, $t, $len, $ok, $red, $dn, $nonce, $hcrc, $crc);
@@ -216,13 +211,23 @@ my $rc = eval {
         commit_tx();
     }
     graceful_disconnect($stomp, 10, $mode ? undef : \&on_message);
-    make_records();
-    write_records($o->{records},
-        "#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\tnonce"
-        . "\tcrc32_header\tcrc32_body", \$rec);
+    save_records();
     emit('done', id => $id, received => $received, foreign => $foreign,
          redelivered => $redelivered);
     1;
 };
-Common::fail(1, $@ || 'failed') unless $rc;
+unless ($rc) {
+    # a dropped connection (without --failover) or the broker's ERROR: what was received is
+    # still written, as every client does, then exit 1
+    my $err = $@ || 'failed';
+    eval { save_records() };
+    Common::fail(1, $err);
+}
 exit 0;
+
+sub save_records {
+    make_records();
+    write_records($o->{records},
+        "#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\tnonce"
+        . "\tcrc32_header\tcrc32_body", \$rec);
+}

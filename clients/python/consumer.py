@@ -122,8 +122,19 @@ def main(argv=None) -> int:
     ticker.start()
     try:
         if args.gate:
-            for cmd in stdin_commands():
-                if cmd == "stop":
+            # stdin in a thread of its own: a dropped connection (without --failover) ends the
+            # consumer as it does ungated, rather than leaving it waiting for `stop`
+            asked = threading.Event()
+
+            def read_stdin():
+                for cmd in stdin_commands():
+                    if cmd == "stop":
+                        break
+                asked.set()
+
+            threading.Thread(target=read_stdin, daemon=True).start()
+            while not asked.wait(0.5):
+                if failover is None and collector.finished.is_set():
                     break
         elif expect:
             while not collector.finished.wait(0.5):
@@ -171,7 +182,7 @@ def main(argv=None) -> int:
     if failover is not None and failover.gave_up:
         fail(1, failover.gave_up)
     emit("done", id=args.id, received=len(lines), foreign=foreign, redelivered=redelivered)
-    if lost_connection and expect and collector.n < expect:
+    if lost_connection and failover is None and (args.gate or (expect and collector.n < expect)):
         sys.stderr.write(f"error: lost the connection to {args.url}\n")
         return 1
     return 0

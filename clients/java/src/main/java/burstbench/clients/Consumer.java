@@ -228,6 +228,13 @@ public class Consumer {
             Connection c = f.createConnection();
             conn = c;
             c.setExceptionListener(e -> {
+                // a dropped connection (no failover) ends the consumer with exit 1; what it
+                // received is still written, as every client does
+                if (!Common.closing && Common.running() && o.records != null) {
+                    synchronized (this) {
+                        try { writeRecords(); } catch (RuntimeException w) { System.err.println("warning: " + w.getMessage()); }
+                    }
+                }
                 Common.connectionFailed(o, e);
             });
             Session s = createSession(c);
