@@ -523,6 +523,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fraction", type=_float(0.01), default=0.25,
                    help="soak: each producer's rate as a fraction of its language's "
                    "calibrated rate (default 0.25)")
+    p.add_argument("--kinds", metavar="LIST", help="soak: the fault kinds to draw from, "
+                   "comma-separated (default all: broker-kill,link-cut,consumer-kill,"
+                   "producer-kill; the replay needs the same list)")
+    p.add_argument("--languages", metavar="LIST", help="soak: the clients, one producer and "
+                   "one consumer each (default the four stock ones; the replay needs the "
+                   "same list)")
+    p.add_argument("--journal-mb", type=_int(1), metavar="N", help="soak: KahaDB journal "
+                   "files of N MB instead of ActiveMQ's 32 (a kept file shows sooner)")
     p.set_defaults(func=cmd_chaos)
 
     p = sub.add_parser("pi", help="Leibniz Pi: competing workers over the broker vs actors "

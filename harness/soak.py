@@ -107,6 +107,7 @@ class SoakSpec:
     kinds: tuple[str, ...] = FAULTS
     prefetch: int = 100
     netns: bool | None = None  # None: when available
+    journal_mb: int = 0  # KahaDB's journalMaxFileLength in MB; 0 = ActiveMQ's (32)
 
     def __post_init__(self) -> None:
         if self.seed is None:
@@ -121,9 +122,15 @@ class SoakSpec:
             raise ValueError(f"--fraction must be in (0, 1]: {self.fraction}")
         if self.faults < 1 or self.faults > self.duration_s / 10:
             raise ValueError(f"--faults must be between 1 and one per 10 s: {self.faults}")
+        if not self.kinds:
+            raise ValueError(f"--kinds needs at least one of: {', '.join(FAULTS)}")
         for k in self.kinds:
             if k not in FAULTS:
                 raise ValueError(f"unknown fault {k!r} (have: {', '.join(FAULTS)})")
+        if not self.languages:
+            raise ValueError("--languages needs at least one client")
+        if not 0 <= self.journal_mb <= 2047:
+            raise ValueError(f"--journal-mb must be between 1 and 2047: {self.journal_mb}")
         for c in self.languages:
             clients.resolve(c)
 
@@ -138,7 +145,8 @@ class Soak(Chaos):
                          producers=len(spec.languages), stall_timeout=90)
         super().__init__(base, out_dir, progress)
         self.result.scenario = "soak"
-        self.result.client = "all four"
+        self.result.client = ("all four" if tuple(spec.languages) == tuple(
+            clients.LANGUAGE_CLIENTS) else ", ".join(spec.languages))
         self.plan: list[Fault] = []
         self.rates: dict[str, float] = {}
         self.calibrated: dict[str, float] = {}
@@ -229,6 +237,10 @@ class Soak(Chaos):
         else:
             specs = {"a": self.broker_spec("a")}
             self.producer_host = self.consumer_host = "a"
+        if sk.journal_mb:  # smaller journal files: a pinned one shows within minutes
+            for bs in specs.values():
+                bs.kahadb_attrs = {**bs.kahadb_attrs,
+                                   "journalMaxFileLength": f"{sk.journal_mb}mb"}
         self.bspecs = specs
         for name in specs:
             self.boot(name)
@@ -457,6 +469,9 @@ class Soak(Chaos):
             "reconnects": {k: len(v) for k, v in self.reconnects.items()},
             "brokers_after": getattr(self, "left_after", {}),
         }
+        self.result.fault["store_after"] = store_view(self.broker_stats)
+        self.result.notes.extend(store_notes(self.result.fault["store_after"],
+                                             self.broker_stats))
         left = {b: q["size"] for b, q in self.result.fault["brokers_after"].items()
                 if q.get("size")}
         if left:
@@ -473,6 +488,76 @@ class Soak(Chaos):
         if missing:
             self.result.notes.append("no recovery seen after: " + ", ".join(
                 f"{f.kind}@{f.at_s:.0f}s" for f in missing))
+
+
+# -- what the stores hold ------------------------------------------------------------------
+def store_view(stats: list[dict]) -> dict[str, dict]:
+    """Each broker's last stats line, reduced to what its store keeps: ActiveMQ's own queues
+    (the DLQ), its journal files and its queue consumers then."""
+    last: dict[str, dict] = {}
+    for st in stats:
+        if st.get("event") == "stats" and "usage" in st:
+            last[st["broker"]] = st
+    return {b: {"system_queues": st.get("system_queues", {}),
+                "journal_files": st.get("journal_files", []),
+                "store_bytes": st["usage"]["store_bytes"],
+                "subscriptions": st.get("subscriptions", [])}
+            for b, st in sorted(last.items())}
+
+
+def doubled_consumers(stats: list[dict]) -> dict[str, dict]:
+    """Connections that held more than one consumer of one queue at some sample (a client
+    that subscribed twice: the older consumer's prefetch is dispatched once and then held,
+    unacknowledged, for as long as the connection lives): {broker: first such sample}."""
+    out: dict[str, dict] = {}
+    for st in stats:
+        if st.get("event") != "stats" or st.get("broker") in out:
+            continue
+        per: dict[tuple, list] = {}
+        for sub in st.get("subscriptions", []):
+            if sub.get("network") or not sub.get("remote"):
+                continue
+            per.setdefault((sub["queue"], sub["remote"]), []).append(sub)
+        for (queue, remote), subs in per.items():
+            if len(subs) > 1:
+                out[st["broker"]] = {"t_ns": st.get("t_ns"), "queue": queue, "remote": remote,
+                                     "consumers": [s["consumer"] for s in subs],
+                                     "holding": [s["holding"] for s in subs]}
+                break
+    return out
+
+
+def store_notes(view: dict[str, dict], stats: list[dict]) -> list[str]:
+    """Notes on what keeps a store from being reclaimed (docs/findings.md#soak-store-growth)."""
+    notes = []
+    for b, v in view.items():
+        for q, c in v["system_queues"].items():
+            if c.get("size"):
+                notes.append(f"{q} on {b} holds {c['size']:,} message(s) that no one consumes "
+                             "(each pins its KahaDB journal file, and the acknowledgements "
+                             "after it the files that follow)")
+        files = v["journal_files"]
+        if files:
+            notes.append(f"{b}'s journal at the end: {len(files)} file(s), db-{files[0][0]} .. "
+                         f"db-{files[-1][0]}")
+    for b, d in doubled_consumers(stats).items():
+        notes.append(f"{b}: one connection ({d['remote']}) held {len(d['consumers'])} consumers "
+                     f"of {d['queue']} (holding {d['holding']} unacknowledged): the client "
+                     "subscribed twice")
+    return notes
+
+
+def replay_args(spec: SoakSpec) -> str:
+    """The options that replay ``spec``'s schedule (the drawing depends on each of them)."""
+    out = (f"--duration {spec.duration_s:g}s --seed {spec.seed} --faults {spec.faults} "
+           f"--fraction {spec.fraction:g}")
+    if tuple(spec.kinds) != FAULTS:
+        out += " --kinds " + ",".join(spec.kinds)
+    if tuple(spec.languages) != tuple(clients.LANGUAGE_CLIENTS):
+        out += " --languages " + ",".join(spec.languages)
+    if spec.journal_mb:
+        out += f" --journal-mb {spec.journal_mb}"
+    return out
 
 
 # -- report and command ----------------------------------------------------------------------
@@ -495,8 +580,7 @@ def report(r: chaos.Result, spec: SoakSpec) -> str:
         lines.append(f"  note: {n}")
     for e in r.errors:
         lines.append(f"  error: {e}")
-    lines.append(f"  replay: ./bench chaos soak --duration {spec.duration_s:g}s --seed "
-                 f"{spec.seed} --faults {spec.faults} --fraction {spec.fraction:g}")
+    lines.append(f"  replay: ./bench chaos soak {replay_args(spec)}")
     lines.append(f"  logs and records: {r.dir}")
     return "\n".join(lines)
 
@@ -507,7 +591,11 @@ def main(args) -> int:
 
     spec = SoakSpec(duration_s=parse_duration(args.duration or "10m"), seed=args.seed,
                     faults=args.faults or 0, fraction=args.fraction,
-                    count=args.count)
+                    count=args.count, journal_mb=args.journal_mb or 0)
+    if args.kinds is not None:
+        spec.kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
+    if args.languages is not None:
+        spec.languages = tuple(x.strip() for x in args.languages.split(",") if x.strip())
     spec.validate()
     run = res.Run(res.new_run_id("soak"), sys.argv)
     print(f"chaos soak {run.id}: seed {spec.seed}; results in {run.dir}", flush=True)

@@ -38,6 +38,9 @@ def test_durations(text, seconds):
     (["--duration", "5s"], "at least 20 s"),
     (["--duration", "60s", "--faults", "9"], "--faults"),
     (["--duration", "60s", "--fraction", "2"], "--fraction"),
+    (["--duration", "60s", "--kinds", "broker-kill,nap"], "unknown fault"),
+    (["--duration", "60s", "--kinds", ","], "--kinds"),
+    (["--duration", "60s", "--languages", "cobol"], "cobol"),
 ])
 def test_bad_soak_input_is_one_line_and_exit_2(args, needle, tmp_path):
     r = subprocess.run([sys.executable, "-m", "harness.cli", "chaos", "soak", *args], cwd=ROOT,
@@ -46,6 +49,48 @@ def test_bad_soak_input_is_one_line_and_exit_2(args, needle, tmp_path):
     assert r.returncode == 2, r.stderr
     assert needle in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not list(tmp_path.iterdir())
+
+
+def test_the_replay_line_names_every_option_the_schedule_depends_on():
+    spec = soak.SoakSpec(duration_s=240, seed=7, faults=2, kinds=("broker-kill",),
+                         languages=("openwire-jms", "net-stomp"), journal_mb=4)
+    line = soak.replay_args(spec)
+    for part in ("--duration 240s", "--seed 7", "--faults 2", "--kinds broker-kill",
+                 "--languages openwire-jms,net-stomp", "--journal-mb 4"):
+        assert part in line, line
+    default = soak.replay_args(soak.SoakSpec(duration_s=60, seed=3))
+    assert "--kinds" not in default and "--languages" not in default
+    # and the schedule it names is the one that ran
+    assert soak.schedule(7, 240, 2, spec.kinds, list(spec.languages), ["a", "b"]) == \
+        soak.schedule(7, 240, 2, ("broker-kill",), ["openwire-jms", "net-stomp"], ["a", "b"])
+
+
+def _stats(broker, subs, dlq=0, files=((1, 100),)):
+    return {"event": "stats", "broker": broker, "t_ns": 1, "queues": {},
+            "system_queues": {"ActiveMQ.DLQ": {"size": dlq}} if dlq else {},
+            "subscriptions": [{"queue": "q", "consumer": c, "remote": r, "network": net,
+                               "holding": h} for c, r, net, h in subs],
+            "journal_files": [list(f) for f in files], "usage": {"store_bytes": 5}}
+
+
+def test_the_store_notes_name_a_dead_letter_queue_and_a_connection_with_two_consumers():
+    stats = [_stats("a", [("n1", "tcp://10.0.0.1:5", True, 0), ("n2", "tcp://10.0.0.1:5", True,
+                                                                    3)]),
+             _stats("b", [("c1", "tcp://10.0.0.2:7", False, 100),
+                          ("c2", "tcp://10.0.0.2:7", False, 4),
+                          ("c3", "tcp://10.0.0.2:8", False, 9)], dlq=47,
+                    files=((2, 33), (3, 33), (4, 10)))]
+    view = soak.store_view(stats)
+    assert view["b"]["journal_files"] == [[2, 33], [3, 33], [4, 10]]
+    doubled = soak.doubled_consumers(stats)
+    # a network bridge's demand subscriptions share a connection by design: not flagged
+    assert list(doubled) == ["b"]
+    assert doubled["b"]["remote"] == "tcp://10.0.0.2:7" and doubled["b"]["holding"] == [100, 4]
+    notes = " | ".join(soak.store_notes(view, stats))
+    assert "ActiveMQ.DLQ on b holds 47" in notes and "db-2 .. db-4" in notes
+    assert "subscribed twice" in notes and "ActiveMQ.DLQ on a" not in notes
+    assert soak.store_notes(soak.store_view([_stats("a", [])]), []) == [
+        "a's journal at the end: 1 file(s), db-1 .. db-1"]
 
 
 @pytest.mark.integration
@@ -79,6 +124,11 @@ def test_a_60_s_soak_with_3_faults_loses_nothing_and_recovers_from_each(tmp_path
     stats = r.fault["stats"]
     assert len(stats) >= 10 and all("heap_used" in x and "open_files" in x for x in stats)
     assert {x["broker"] for x in stats} == set(s.bspecs)  # (the name each broker gives)
+    # what each store keeps: its journal files, its DLQ, the consumers it served
+    assert all(x["journal_files"] and "system_queues" in x for x in stats if "usage" in x)
+    assert any(sub["queue"] == s.queue and not sub["network"]
+               for x in stats for sub in x.get("subscriptions", []))
+    assert set(r.fault["store_after"]) == set(s.bspecs)
     from plots import soak as chart
 
     doc = {"spec": {"seed": 3, "duration_s": 60}, "result": r.as_dict()}

@@ -14,10 +14,13 @@ import java.util.concurrent.CountDownLatch;
 import org.apache.activemq.ActiveMQConnectionMetaData;
 import org.apache.activemq.broker.BrokerFactory;
 import org.apache.activemq.broker.BrokerService;
+import org.apache.activemq.broker.ConnectionContext;
 import org.apache.activemq.broker.TransportConnector;
 import org.apache.activemq.broker.region.Destination;
 import org.apache.activemq.broker.region.DestinationStatistics;
+import org.apache.activemq.broker.region.Subscription;
 import org.apache.activemq.command.ActiveMQDestination;
+import org.apache.activemq.command.ConsumerInfo;
 import org.apache.activemq.network.NetworkBridge;
 import org.apache.activemq.network.NetworkConnector;
 
@@ -33,7 +36,11 @@ import org.apache.activemq.network.NetworkConnector;
  * with one line {@code {"event":"stats",...}}: every queue's own counters (enqueued, dequeued,
  * dispatched, in flight, expired, size, consumers, producers) and every network bridge's
  * (enqueued, dequeued), read in the broker's process: the harness's second witness beside the
- * clients' records.
+ * clients' records; ActiveMQ's own queues (the DLQ), every queue consumer (its connection, its
+ * prefetch, what it holds unacknowledged) and the store's journal files beside them.
+ *
+ * <p>{@code BURSTBENCH_KAHADB_LOG=DEBUG} (or {@code TRACE}) makes KahaDB's MessageDatabase log
+ * its checkpoints and which journal files it removes, or keeps and why (log4j2.properties).
  *
  * <p>Usage: {@code Main [--watch-stdin] [--check] PATH/activemq.xml}. {@code --check} loads and
  * validates the file without starting anything (exit 0 when the file is accepted).
@@ -189,21 +196,28 @@ public final class Main {
     t.start();
   }
 
-  /** Every queue's and every network bridge's counters, as one JSON line. */
+  /** Every queue's, consumer's and network bridge's counters, as one JSON line. */
   static String stats(BrokerService broker) {
     StringBuilder out = new StringBuilder();
     out.append("{\"event\":\"stats\",\"broker\":\"").append(json(broker.getBrokerName()))
         .append("\",\"t_ns\":").append(epochNanos()).append(",\"queues\":{");
-    boolean first = true;
+    // the bench's queues under "queues"; ActiveMQ's own (ActiveMQ.DLQ: messages a consumer
+    // poison-acknowledged or that ran out of redeliveries) under "system_queues": persistent
+    // messages nobody consumes there keep KahaDB's journal files (docs/findings.md#soak-store-growth)
+    StringBuilder system = new StringBuilder();
+    StringBuilder subs = new StringBuilder();
     try {
       for (var e : broker.getRegionBroker().getDestinationMap().entrySet()) {
         ActiveMQDestination d = e.getKey();
-        if (!d.isQueue() || d.getPhysicalName().startsWith("ActiveMQ.")) {
+        if (!d.isQueue()) {
           continue;
         }
+        boolean own = d.getPhysicalName().startsWith("ActiveMQ.");
+        StringBuilder to = own ? system : out;
         Destination dest = e.getValue();
         DestinationStatistics st = dest.getDestinationStatistics();
-        out.append(first ? "" : ",").append('"').append(json(d.getPhysicalName())).append("\":{")
+        to.append(to.length() == 0 || to.charAt(to.length() - 1) == '{' ? "" : ",")
+            .append('"').append(json(d.getPhysicalName())).append("\":{")
             .append("\"enqueued\":").append(st.getEnqueues().getCount())
             .append(",\"dequeued\":").append(st.getDequeues().getCount())
             .append(",\"dispatched\":").append(st.getDispatched().getCount())
@@ -213,14 +227,21 @@ public final class Main {
             .append(",\"consumers\":").append(st.getConsumers().getCount())
             .append(",\"producers\":").append(st.getProducers().getCount())
             .append('}');
-        first = false;
+        if (!own) {
+          for (Subscription s : dest.getConsumers()) {
+            subscription(subs, d, s);
+          }
+        }
       }
     } catch (Exception e) {
       return "{\"event\":\"stats\",\"broker\":\"" + json(broker.getBrokerName())
           + "\",\"error\":\"" + json(rootMessage(e)) + "\"}";
     }
-    out.append("},\"bridges\":[");
-    first = true;
+    out.append("},\"system_queues\":{").append(system)
+        .append("},\"subscriptions\":[").append(subs).append(']');
+    out.append(",\"journal_files\":").append(journalFiles(broker));
+    boolean first = true;
+    out.append(",\"bridges\":[");
     for (NetworkConnector nc : broker.getNetworkConnectors()) {
       for (NetworkBridge b : nc.activeBridges()) {
         out.append(first ? "" : ",").append("{\"connector\":\"").append(json(nc.getName()))
@@ -244,6 +265,50 @@ public final class Main {
         .append(",\"heap_max\":").append(rt.maxMemory())
         .append(",\"open_files\":").append(openFiles());
     return out.append("}").toString();
+  }
+
+  /**
+   * One consumer of a queue: whose connection it is, what it may hold (prefetch) and what it
+   * holds (dispatched, not yet acknowledged): a consumer whose connection no client reads
+   * keeps its prefetch unacknowledged, and their journal file with them.
+   */
+  private static void subscription(StringBuilder out, ActiveMQDestination d, Subscription s) {
+    ConsumerInfo ci = s.getConsumerInfo();
+    ConnectionContext cx = s.getContext();
+    String remote = cx == null || cx.getConnection() == null ? ""
+        : cx.getConnection().getRemoteAddress();
+    out.append(out.length() == 0 ? "" : ",").append("{\"queue\":\"")
+        .append(json(d.getPhysicalName())).append("\",\"consumer\":\"")
+        .append(json(String.valueOf(ci.getConsumerId()))).append("\",\"remote\":\"")
+        .append(json(String.valueOf(remote))).append("\",\"network\":")
+        .append(ci.isNetworkSubscription()).append(",\"prefetch\":").append(s.getPrefetchSize())
+        .append(",\"dispatched\":").append(s.getDispatchedCounter())
+        .append(",\"dequeued\":").append(s.getDequeueCounter())
+        .append(",\"holding\":").append(s.getDispatchedQueueSize()).append('}');
+  }
+
+  /**
+   * The store's journal files ({@code db-N.log}, KahaDB) as {@code [[N, bytes], ...]}, or
+   * {@code []}: which files the store keeps, next to what it holds.
+   */
+  private static String journalFiles(BrokerService broker) {
+    StringBuilder out = new StringBuilder("[");
+    try {
+      java.io.File dir = broker.getPersistenceAdapter().getDirectory();
+      java.io.File[] logs = dir == null ? null
+          : dir.listFiles((x, n) -> n.matches("db-\\d+\\.log"));
+      if (logs != null) {
+        java.util.Arrays.sort(logs, java.util.Comparator.comparingInt(
+            (java.io.File f) -> Integer.parseInt(f.getName().replaceAll("\\D", ""))));
+        for (java.io.File f : logs) {
+          out.append(out.length() == 1 ? "" : ",").append('[')
+              .append(f.getName().replaceAll("\\D", "")).append(',').append(f.length()).append(']');
+        }
+      }
+    } catch (Exception e) {
+      // no persistence adapter (non-persistent broker) or no directory: no files
+    }
+    return out.append(']').toString();
   }
 
   /** Open file descriptors of this process (Linux /proc), -1 where that cannot be read. */
