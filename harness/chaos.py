@@ -372,6 +372,14 @@ class Chaos:
         self.bridges_now: dict[str, int] = {}  # broker -> active bridges, as it last said
 
     # -- the frame -------------------------------------------------------------------------
+    def _open_dirs(self) -> None:
+        """The scenario's directory, its work and records folders, and its Supervisor."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.work = self.dir / "work"
+        self.work.mkdir(exist_ok=True)
+        (self.dir / "records").mkdir(exist_ok=True)
+        self.sup = Supervisor(self.dir / "logs")
+
     def run(self) -> Result:
         spec = self.spec
         t0 = time.monotonic()
@@ -382,11 +390,7 @@ class Chaos:
             self.result.status, self.result.reason = e.status, str(e)
             return self.result
         self.result.client = self.resolved.label
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.work = self.dir / "work"
-        self.work.mkdir(exist_ok=True)
-        (self.dir / "records").mkdir(exist_ok=True)
-        self.sup = Supervisor(self.dir / "logs")
+        self._open_dirs()
         try:
             getattr(self, "_" + spec.scenario.replace("-", "_"))()
         except (Interrupted, KeyboardInterrupt):
@@ -981,8 +985,6 @@ class Chaos:
 
     # -- mesh-partition ---------------------------------------------------------------------
     def _mesh_partition(self) -> None:
-        from harness import netns
-
         spec = self.spec
         lay, specs = self.namespaced_specs("mesh3", "m")
         started = self.start_namespaced(specs)
@@ -1184,10 +1186,8 @@ class Chaos:
 
     # -- link-cut --------------------------------------------------------------------------
     def _link_cut(self) -> None:
-        from harness import netns
-
         spec = self.spec
-        lay, specs = self.namespaced_specs("forward", "c")
+        _lay, specs = self.namespaced_specs("forward", "c")
         started = self.start_namespaced(specs)
         a, b = started["a"], started["b"]
         def bridged() -> bool:  # attempts made while b was starting come and go: wait it out

@@ -59,54 +59,36 @@ class ConsumerRecord:
     crc_body: str = ""  # CRC-32 the consumer computed over the body it received
 
 
-def read_producer_records(path: Path) -> list[tuple[str, int, int, int]]:
-    out = []
+def _rows(path: Path):
+    """A records file's data lines as lists of fields (comments and blank lines skipped)."""
     with open(path) as f:
         for line in f:
             if line.startswith("#") or not line.strip():
                 continue
-            p, s, b, t = line.rstrip("\n").split("\t")[:4]
-            out.append((p, int(s), int(b), int(t)))
-    return out
+            yield line.rstrip("\n").split("\t")
+
+
+def read_producer_records(path: Path) -> list[tuple[str, int, int, int]]:
+    return [(c[0], int(c[1]), int(c[2]), int(c[3])) for c in _rows(path)]
 
 
 def read_producer_actual(path: Path) -> list[int]:
     """The records' ``actual_ns`` column (when each message was handed to the library);
     empty for records written without it."""
     out = []
-    with open(path) as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            c = line.rstrip("\n").split("\t")
-            if len(c) < 5:
-                return []
-            out.append(int(c[4]))
+    for c in _rows(path):
+        if len(c) < 5:
+            return []
+        out.append(int(c[4]))
     return out
 
 
 def read_consumer_records(path: Path) -> list[ConsumerRecord]:
-    out = []
-    with open(path) as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            c = line.rstrip("\n").split("\t")
-            out.append(
-                ConsumerRecord(
-                    c[0],
-                    int(c[1]),
-                    int(c[2]),
-                    int(c[3]),
-                    int(c[4]),
-                    int(c[5]),
-                    c[6] == "1",
-                    c[7] == "1",
-                    c[8] if len(c) > 8 else "",
-                    *c[9:12],
-                )
-            )
-    return out
+    return [
+        ConsumerRecord(c[0], int(c[1]), int(c[2]), int(c[3]), int(c[4]), int(c[5]),
+                       c[6] == "1", c[7] == "1", c[8] if len(c) > 8 else "", *c[9:12])
+        for c in _rows(path)
+    ]
 
 
 def percentile(sorted_values: list[float], p: float) -> float:

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from harness import brokers, chaos, clients, paths
 from harness.chaos import NS, Chaos, ChaosFailed, ChaosSpec, Life, Skip
-from harness.procs import Interrupted, Supervisor
+from harness.procs import Interrupted
 
 FAULTS = ("broker-kill", "link-cut", "consumer-kill", "producer-kill")
 STATS_EVERY_S = 5.0
@@ -170,11 +170,7 @@ class Soak(Chaos):
         except Skip as e:
             self.result.status, self.result.reason = e.status, str(e)
             return self.result
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.work = self.dir / "work"
-        self.work.mkdir(exist_ok=True)
-        (self.dir / "records").mkdir(exist_ok=True)
-        self.sup = Supervisor(self.dir / "logs")
+        self._open_dirs()
         try:
             self._soak()
         except (Interrupted, KeyboardInterrupt):
