@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # Written so that this file does not match itself.
 OUTSIDE = re.compile(r"\.\./shared|(?<![\w.-])/wor[k]/")
 LINK = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.S | re.M)
+FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.DOTALL | re.MULTILINE)
 CODE_SPAN = re.compile(r"`[^`\n]*`")
-HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$", re.M)
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$", re.MULTILINE)
 EXPLICIT_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
 
 
@@ -101,7 +101,7 @@ def test_every_relative_link_resolves(page):
     assert text is not None, page
     broken = []
     for target in links(text):
-        if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I):  # https:, mailto:
+        if re.match(r"[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):  # https:, mailto:
             continue
         path, _, anchor = target.partition("#")
         if path:
