@@ -231,8 +231,10 @@ def fmt_ms(v) -> str:
 def summary(doc: dict) -> str:
     """The readable report of one point."""
     p = doc["parameters"]
+    # `./bench run`'s one point is called "point": "point: OK", not "point point: OK"
+    name = "point" if doc["point"] == "point" else f"point {doc['point']}"
     lines = [
-        f"point {doc['point']}: {doc['status'].upper()}",
+        f"{name}: {doc['status'].upper()}",
         f"  {','.join(p['producer'])} x{p['producers']} -> {','.join(p['consumer'])} "
         + (f"x{p['consumers']}, sustained, " if p.get("duration") else
            f"x{p['consumers']}, {p['count']:,} msgs x {p['bursts']} bursts, ")

@@ -1,6 +1,6 @@
 """Raw records in, metrics and accounting out — once, for every client language.
 
-Definitions (the README repeats them):
+Definitions (docs/measuring.md repeats them):
 
 * Burst throughput = messages of that burst received by all consumers /
   (last receive of the burst − first send of the burst). Send rate = messages sent in the

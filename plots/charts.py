@@ -272,7 +272,7 @@ def chart_by_numeric(
         bw = axes[2]
         lo_ref, hi_ref = BLOG["bandwidth_ceiling_kib_per_s"]
         bw.axhspan(lo_ref / 1024, hi_ref / 1024, color=REF_STYLE["color"], alpha=0.18)
-        _ref_label(bw, hi_ref / 1024, "blog 2008: bandwidth ceiling 400-500 KB/s")
+        _ref_label(bw, hi_ref / 1024, f"{BLOG['short']}: bandwidth ceiling 400-500 KB/s")
         bw.set_yscale("log")
         bw.set_ylabel("receive MiB/s (median, log)")
         bw.set_title("receive bandwidth", fontsize=10)
@@ -569,7 +569,8 @@ def chart_mqperf(manifest, points, path: Path) -> Path:
             top = max(top, recv * 1.15)
             ci = cats.index(str(threads))
             ax.plot([ci - 0.4, ci + 0.4], [recv, recv], **REF_STYLE)
-            ax.annotate(f"mqperf {nodes} node{'s' if nodes > 1 else ''}: {recv:,}",
+            cite = REFERENCES["mqperf"]["short"]
+            ax.annotate(f"{cite} {nodes} node{'s' if nodes > 1 else ''}: {recv:,}",
                         (ci + 0.4, recv), xytext=(0, 2), ha="right", va="bottom",
                         **style.REF_LABEL)
     ax.set_ylim(top=top)
@@ -634,8 +635,9 @@ def render_run(run_dir: Path) -> list[Path]:
                     charts / "throughput-by-consumers.png",
                     xlabel="competing consumers",
                     refs=[
-                        (blog["baseline_msgs_per_s"], "blog 2008: ~3,250 msg/s (2 consumers)"),
-                        (blog["many_consumers_msgs_per_s"], "blog 2008: ~1,500 msg/s (> 8)"),
+                        (blog["baseline_msgs_per_s"],
+                         f"{blog['short']}: ~3,250 msg/s (2 consumers)"),
+                        (blog["many_consumers_msgs_per_s"], f"{blog['short']}: ~1,500 msg/s (> 8)"),
                     ],
                 )
             )
@@ -663,8 +665,9 @@ def render_run(run_dir: Path) -> list[Path]:
                     xlabel="queues (log)",
                     logx=True,
                     twin_fds=True,
-                    refs=[(blog["queues_msgs_per_s"], "blog 2008: > 2,667 msg/s up to 512 queues")],
-                    vline=(blog["queues_crash_at"], "blog 2008: broker crashed at 1,024"),
+                    refs=[(blog["queues_msgs_per_s"],
+                           f"{blog['short']}: > 2,667 msg/s up to 512 queues")],
+                    vline=(blog["queues_crash_at"], f"{blog['short']}: broker crashed at 1,024"),
                 )
             )
         elif axis == "persistence":
@@ -684,8 +687,9 @@ def render_run(run_dir: Path) -> list[Path]:
                         "jdbc-mariadb",
                     ],
                     ref_ratios={
-                        "kahadb": (blog["builtin_store_ratio"], "blog: built-in store 1/3"),
-                        "jdbc-mariadb": (blog["jdbc_mysql_ratio"], "blog: MySQL 1/10"),
+                        "kahadb": (blog["builtin_store_ratio"],
+                                   f"{blog['short']}: built-in store 1/3"),
+                        "jdbc-mariadb": (blog["jdbc_mysql_ratio"], f"{blog['short']}: MySQL 1/10"),
                     },
                 )
             )
@@ -694,7 +698,7 @@ def render_run(run_dir: Path) -> list[Path]:
                 manifest, pts, "topology", "topology", charts / "throughput-by-topology.png",
                 order=["single", "forward", "split", "chain3", "mesh3"],
                 ref_ratios={"forward": (blog["cross_broker_ratio"],
-                                        "blog 2008: ~1/2 across brokers")}))
+                                        f"{blog['short']}: ~1/2 across brokers")}))
         elif axis == "tls":
             written.append(chart_by_category(manifest, pts, "TLS", "tls",
                                              charts / "throughput-by-tls.png",

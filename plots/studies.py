@@ -62,7 +62,7 @@ def pi_tables(doc: dict) -> tuple[str, str]:
     head = ["messages"] + [f"{BACKEND_LABEL[b]} W={w}" for b in backends for w in par["workers"]]
     md = [f"# Leibniz Pi: seconds, ours (paper)  [{doc.get('status', '?')}]", ""]
     md.append(f"Run {doc.get('run_id')}; worker languages: {', '.join(par['languages'])}; "
-              f"prefetch {par['prefetch']}. Paper: {PI_REF['source']}.")
+              f"prefetch {par['prefetch']}. Paper: {PI_REF['citation']}; {PI_REF['source']}.")
     md.append("")
     md.append(f"Timing: {doc.get('timing', '')}. Paper: {PI_REF['timing']}.")
     for note in doc.get("notes", []):
@@ -138,7 +138,7 @@ def chart_pi(doc: dict, path: Path) -> Path:
     style.legend_beside(fig, handles, labels)
     langs_text = ", ".join(par["languages"])
     fig.suptitle(f"Pi over ActiveMQ (workers: {langs_text}) vs Akka actors; hollow markers: "
-                 "the paper (ActiveMQ 5.8 / Akka 2.0, 2-CPU VM)", fontsize=9)
+                 f"{PI_REF['short']}'s paper (ActiveMQ 5.8 / Akka 2.0, 2-CPU VM)", fontsize=9)
     return finish_figure(fig, path, _footer(doc))
 
 
@@ -156,10 +156,11 @@ def reqreply_table(doc: dict) -> tuple[str, str]:
                      *(f"{lat[k]:.3f}" if ok and lat.get(k) is not None else "-"
                        for k in ("p50", "p99", "p99_9", "max"))])
     md = [f"# Request/reply: blocking, one at a time  [{doc.get('status', '?')}]", "",
-          f"Run {doc.get('run_id')}. Paper: {RR_REF['source']}: JmsTemplate capped at about "
-          f"{RR_REF['jmstemplate_ops_per_s']} ops/s; Akka "
-          f"{RR_REF['akka_vs_jmstemplate_throughput'][0]}-"
-          f"{RR_REF['akka_vs_jmstemplate_throughput'][1]}x its throughput.", ""]
+          (f"Run {doc.get('run_id')}. Paper: {RR_REF['citation']}; {RR_REF['source']}: "
+           f"JmsTemplate capped at about "
+           f"{RR_REF['jmstemplate_ops_per_s']} ops/s; Akka "
+           f"{RR_REF['akka_vs_jmstemplate_throughput'][0]}-"
+           f"{RR_REF['akka_vs_jmstemplate_throughput'][1]}x its throughput."), ""]
     ratio = doc.get("summary", {}).get("reused_over_temp")
     if ratio:
         md += [f"reused-queue / temp-queue ops/s at {doc['summary']['small_payload']} B: "
@@ -203,7 +204,8 @@ def chart_reqreply(doc: dict, path: Path) -> Path:
         small = [x for x in payloads if x <= 1000] or payloads[:1]
         a2.plot(small, [RR_REF["jmstemplate_ops_per_s"]] * len(small), linestyle="none",
                 marker="x", markersize=8, color=look["temp-queue"][0],
-                label=f"paper: JmsTemplate ~{RR_REF['jmstemplate_ops_per_s']} ops/s (cap)")
+                label=f"{RR_REF['short']}: JmsTemplate "
+                      f"~{RR_REF['jmstemplate_ops_per_s']} ops/s (cap)")
     for ax, yl, t in ((a1, "latency ms (log)", "latency per request"),
                       (a2, "requests/s (log)", "throughput, one request at a time")):
         ax.set_xscale("log")
