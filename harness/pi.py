@@ -6,7 +6,7 @@ clients/contract.md "Pi workers" — compete for them and send each chunk's part
 results queue; the collector (in the harness process) adds the sums up. The time runs from
 the creator's first send to the collector's last result: creator -> work queue -> workers ->
 results queue -> collector, with every process already started and connected (process
-start-up is reported beside it, not in it). Over actors: ``burstbench.bridge.PiActors`` with
+start-up is reported beside it, not in it). Over actors: ``burstbench.bridge.pi.PiActors`` with
 the same W, M, E. Both results must equal the same partial sum computed directly here to
 1e-9, or the point fails.
 
@@ -424,7 +424,7 @@ def run_akka_point(sup: Supervisor, w: int, m: int, e: int, exact: float, tag: s
     doc: dict = {"backend": "akka", "workers": w, "messages": m, "elements": e,
                  "status": "failed", "errors": []}
     argv = ["java", *clients.JAVA_OPTS, "-cp", clients._java_cp(BRIDGE),
-            "burstbench.bridge.PiActors", "--workers", str(w), "--messages", str(m),
+            "burstbench.bridge.pi.PiActors", "--workers", str(w), "--messages", str(m),
             "--elements", str(e)]
     child = sup.start(f"{tag}-akka", argv, role="pi-actors")
     result: dict = {}

@@ -1,5 +1,6 @@
-package burstbench.bridge;
+package burstbench.bridge.api;
 
+import burstbench.bridge.shared.Jms;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.api;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;

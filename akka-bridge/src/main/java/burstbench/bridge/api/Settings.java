@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.api;
 
 import com.typesafe.config.Config;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.api;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -6,6 +6,7 @@ import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
+import burstbench.bridge.shared.EpochClock;
 
 /** Counters behind GET /stats; every other actor and the routes tell it what happened. */
 public final class Stats extends AbstractBehavior<Stats.Command> {

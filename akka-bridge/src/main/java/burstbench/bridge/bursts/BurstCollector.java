@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.bursts;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -7,6 +7,7 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 import akka.actor.typed.javadsl.TimerScheduler;
+import burstbench.bridge.shared.EpochClock;
 import java.time.Duration;
 import java.util.BitSet;
 

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.bursts;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -9,6 +9,12 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 import akka.actor.typed.javadsl.Routers;
+import burstbench.bridge.api.Api;
+import burstbench.bridge.api.Settings;
+import burstbench.bridge.api.Stats;
+import burstbench.bridge.shared.Body;
+import burstbench.bridge.shared.EpochClock;
+import burstbench.bridge.shared.Jms;
 import jakarta.jms.BytesMessage;
 import jakarta.jms.Connection;
 import jakarta.jms.JMSException;

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.bursts;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -6,6 +6,7 @@ import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
+import burstbench.bridge.shared.Body;
 
 /** A routee of the actors route: checks the body's counter and hands the message to the collector. */
 public final class BurstWorker extends AbstractBehavior<BurstWorker.Command> {

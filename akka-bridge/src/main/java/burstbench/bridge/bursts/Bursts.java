@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.bursts;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -7,6 +7,9 @@ import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
+import burstbench.bridge.api.Api;
+import burstbench.bridge.api.Settings;
+import burstbench.bridge.api.Stats;
 
 /** Starts one {@link BurstRun} per POST /bursts (on the blocking dispatcher: it may talk JMS). */
 public final class Bursts extends AbstractBehavior<Bursts.Command> {

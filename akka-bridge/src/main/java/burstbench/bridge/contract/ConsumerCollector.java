@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.contract;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -8,6 +8,9 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 import akka.actor.typed.javadsl.Routers;
 import akka.actor.typed.javadsl.TimerScheduler;
+import burstbench.bridge.shared.EpochClock;
+import burstbench.bridge.shared.LongArray;
+import burstbench.bridge.shared.Out;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

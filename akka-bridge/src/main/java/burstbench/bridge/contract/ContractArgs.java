@@ -1,5 +1,8 @@
-package burstbench.bridge;
+package burstbench.bridge.contract;
 
+import burstbench.bridge.shared.Cli;
+import burstbench.bridge.shared.Jms;
+import burstbench.bridge.shared.Out;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -1,8 +1,14 @@
-package burstbench.bridge;
+package burstbench.bridge.contract;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.AskPattern;
+import burstbench.bridge.shared.Body;
+import burstbench.bridge.shared.Cli;
+import burstbench.bridge.shared.EpochClock;
+import burstbench.bridge.shared.Jms;
+import burstbench.bridge.shared.Out;
+import burstbench.bridge.shared.Signals;
 import jakarta.jms.BytesMessage;
 import jakarta.jms.Connection;
 import jakarta.jms.JMSException;

@@ -1,6 +1,11 @@
-package burstbench.bridge;
+package burstbench.bridge.contract;
 
 import akka.actor.typed.ActorSystem;
+import burstbench.bridge.shared.Cli;
+import burstbench.bridge.shared.Jms;
+import burstbench.bridge.shared.LongArray;
+import burstbench.bridge.shared.Out;
+import burstbench.bridge.shared.Signals;
 import jakarta.jms.Connection;
 import jakarta.jms.DeliveryMode;
 import jakarta.jms.JMSException;

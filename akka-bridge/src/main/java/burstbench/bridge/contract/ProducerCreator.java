@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.contract;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -8,6 +8,10 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 import akka.actor.typed.javadsl.TimerScheduler;
+import burstbench.bridge.api.Settings;
+import burstbench.bridge.shared.EpochClock;
+import burstbench.bridge.shared.LongArray;
+import burstbench.bridge.shared.Out;
 import jakarta.jms.Session;
 import java.time.Duration;
 import java.util.List;

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.contract;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -6,6 +6,10 @@ import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
+import burstbench.bridge.shared.Body;
+import burstbench.bridge.shared.EpochClock;
+import burstbench.bridge.shared.Jms;
+import burstbench.bridge.shared.LongArray;
 import jakarta.jms.BytesMessage;
 import jakarta.jms.JMSException;
 import jakarta.jms.Session;

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.http;
 
 import akka.NotUsed;
 import akka.actor.CoordinatedShutdown;
@@ -9,6 +9,14 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.http.javadsl.Http;
 import akka.http.javadsl.ServerBinding;
 import akka.http.javadsl.server.Route;
+import burstbench.bridge.api.Json;
+import burstbench.bridge.api.Settings;
+import burstbench.bridge.api.Stats;
+import burstbench.bridge.bursts.Bursts;
+import burstbench.bridge.ingest.Ingest;
+import burstbench.bridge.pi.PiRunner;
+import burstbench.bridge.shared.Out;
+import burstbench.bridge.shared.Signals;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import java.net.InetSocketAddress;

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.http;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
@@ -18,6 +18,15 @@ import akka.http.javadsl.server.Route;
 import akka.http.javadsl.server.ValidationRejection;
 import akka.http.javadsl.unmarshalling.Unmarshaller;
 import akka.http.scaladsl.model.EntityStreamSizeException;
+import burstbench.bridge.api.Api;
+import burstbench.bridge.api.Json;
+import burstbench.bridge.api.Settings;
+import burstbench.bridge.api.Stats;
+import burstbench.bridge.bursts.BurstRun;
+import burstbench.bridge.bursts.Bursts;
+import burstbench.bridge.ingest.Ingest;
+import burstbench.bridge.pi.PiRunner;
+import burstbench.bridge.shared.Jms;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectReader;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.ingest;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -6,6 +6,9 @@ import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
+import burstbench.bridge.api.Api;
+import burstbench.bridge.api.Stats;
+import burstbench.bridge.shared.EpochClock;
 import java.util.Arrays;
 import java.util.Map;
 

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.ingest;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -8,6 +8,9 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 import akka.actor.typed.javadsl.Routers;
+import burstbench.bridge.api.Api;
+import burstbench.bridge.api.Settings;
+import burstbench.bridge.api.Stats;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.ingest;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -7,6 +7,9 @@ import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
+import burstbench.bridge.api.Settings;
+import burstbench.bridge.shared.EpochClock;
+import burstbench.bridge.shared.Jms;
 import jakarta.jms.BytesMessage;
 import jakarta.jms.Connection;
 import jakarta.jms.DeliveryMode;

@@ -1,7 +1,11 @@
-package burstbench.bridge;
+package burstbench.bridge.pi;
 
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.AskPattern;
+import burstbench.bridge.api.Api;
+import burstbench.bridge.api.Json;
+import burstbench.bridge.shared.Cli;
+import burstbench.bridge.shared.Out;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.pi;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;

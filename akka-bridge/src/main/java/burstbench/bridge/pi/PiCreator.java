@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.pi;
 
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
@@ -7,6 +7,7 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 import akka.actor.typed.javadsl.Routers;
+import burstbench.bridge.api.Api;
 
 /**
  * One Pi run: creates the collector and a round-robin pool of workers, emits one work message per

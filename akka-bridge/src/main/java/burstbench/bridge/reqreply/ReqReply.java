@@ -1,7 +1,12 @@
-package burstbench.bridge;
+package burstbench.bridge.reqreply;
 
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.AskPattern;
+import burstbench.bridge.api.Api;
+import burstbench.bridge.contract.ContractArgs;
+import burstbench.bridge.shared.Cli;
+import burstbench.bridge.shared.Jms;
+import burstbench.bridge.shared.Out;
 import jakarta.jms.BytesMessage;
 import jakarta.jms.Connection;
 import jakarta.jms.ConnectionFactory;

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.shared;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.shared;
 
 import jakarta.jms.Connection;
 import jakarta.jms.JMSException;

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.shared;
 
 import java.io.FileOutputStream;
 import java.io.FileDescriptor;

@@ -1,4 +1,4 @@
-package burstbench.bridge;
+package burstbench.bridge.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -16,6 +16,13 @@ import akka.japi.function.Function;
 import akka.stream.Materializer;
 import akka.stream.javadsl.Source;
 import akka.util.ByteString;
+import burstbench.bridge.api.Json;
+import burstbench.bridge.api.Settings;
+import burstbench.bridge.api.Stats;
+import burstbench.bridge.bursts.Bursts;
+import burstbench.bridge.ingest.Ingest;
+import burstbench.bridge.pi.PiActors;
+import burstbench.bridge.pi.PiRunner;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.typesafe.config.ConfigFactory;
 import java.time.Duration;

@@ -1,10 +1,11 @@
-package burstbench.bridge;
+package burstbench.bridge.pi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.AskPattern;
+import burstbench.bridge.api.Api;
 import com.typesafe.config.ConfigFactory;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
