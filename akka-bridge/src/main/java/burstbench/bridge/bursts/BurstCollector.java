@@ -15,21 +15,21 @@ import java.util.BitSet;
  * End of a burst run's pipeline: counts distinct and duplicate messages per burst, takes the
  * receive time, and tells the creator when a burst is complete or has gone idle (losses).
  */
-public final class BurstCollector extends AbstractBehavior<BurstCollector.Command> {
+final class BurstCollector extends AbstractBehavior<BurstCollector.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
   /** The creator starts emitting burst {@code burst}. */
-  public record Expect(int burst) implements Command {}
+  record Expect(int burst) implements Command {}
 
-  public record Received(long seq, int burst, boolean bodyOk) implements Command {}
+  record Received(long seq, int burst, boolean bodyOk) implements Command {}
 
   /** A message that is not this run's (leftover on a named queue, other producer). */
-  public record Foreign() implements Command {}
+  record Foreign() implements Command {}
 
   private enum Tick implements Command { INSTANCE }
 
-  public static Behavior<Command> create(
+  static Behavior<Command> create(
       int count, int bursts, Duration idleTimeout, ActorRef<BurstRun.Command> creator) {
     return Behaviors.withTimers(timers -> Behaviors.setup(
         ctx -> new BurstCollector(ctx, timers, count, bursts, idleTimeout, creator)));

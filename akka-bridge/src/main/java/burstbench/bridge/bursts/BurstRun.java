@@ -39,18 +39,18 @@ import org.apache.activemq.command.ActiveMQQueue;
  */
 public final class BurstRun extends AbstractBehavior<BurstRun.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
   private enum NextBurst implements Command { INSTANCE }
 
   /** From the collector: burst complete, or idle for burst-idle-timeout (then some are lost). */
-  public record BurstReceived(int burst, long received, long duplicates, long badBodies,
+  record BurstReceived(int burst, long received, long duplicates, long badBodies,
       long lastRecvNs, boolean complete, long foreign) implements Command {}
 
   /** From the JMS producer: the broker confirmed the burst's last message. */
-  public record BurstSent(int burst, long sent, long firstNs, long lastNs) implements Command {}
+  record BurstSent(int burst, long sent, long firstNs, long lastNs) implements Command {}
 
-  public record SendFailed(String error) implements Command {}
+  record SendFailed(String error) implements Command {}
 
   public sealed interface Reply {}
 
@@ -58,7 +58,7 @@ public final class BurstRun extends AbstractBehavior<BurstRun.Command> {
 
   public record Failed(String error) implements Reply {}
 
-  public static Behavior<Command> create(Api.BurstSpec spec, Settings settings,
+  static Behavior<Command> create(Api.BurstSpec spec, Settings settings,
       ActorRef<Stats.Command> stats, ActorRef<Reply> replyTo) {
     return Behaviors.setup(ctx -> {
       String runId = "akka-bridge-" + UUID.randomUUID().toString().substring(0, 13);

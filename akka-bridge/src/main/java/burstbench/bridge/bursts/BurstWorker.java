@@ -9,13 +9,13 @@ import akka.actor.typed.javadsl.Receive;
 import burstbench.bridge.shared.Body;
 
 /** A routee of the actors route: checks the body's counter and hands the message to the collector. */
-public final class BurstWorker extends AbstractBehavior<BurstWorker.Command> {
+final class BurstWorker extends AbstractBehavior<BurstWorker.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
-  public record Deliver(BurstMessage message) implements Command {}
+  record Deliver(BurstMessage message) implements Command {}
 
-  public static Behavior<Command> create(ActorRef<BurstCollector.Command> collector) {
+  static Behavior<Command> create(ActorRef<BurstCollector.Command> collector) {
     return Behaviors.setup(ctx -> new BurstWorker(ctx, collector));
   }
 

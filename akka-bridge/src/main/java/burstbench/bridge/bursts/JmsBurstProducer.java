@@ -25,13 +25,13 @@ import org.apache.activemq.AsyncCallback;
  * a contract BytesMessage, waits for the broker to confirm the last one of a burst, and tells the
  * creator how many went out and when.
  */
-public final class JmsBurstProducer extends AbstractBehavior<JmsBurstProducer.Command> {
+final class JmsBurstProducer extends AbstractBehavior<JmsBurstProducer.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
-  public record Send(BurstMessage message) implements Command {}
+  record Send(BurstMessage message) implements Command {}
 
-  public static Behavior<Command> create(
+  static Behavior<Command> create(
       Connection connection, Queue queue, boolean persistent, ActorRef<BurstRun.Command> creator) {
     return Behaviors.setup(ctx -> new JmsBurstProducer(ctx, connection, queue, persistent, creator));
   }

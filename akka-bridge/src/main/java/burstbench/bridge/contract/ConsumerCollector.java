@@ -23,39 +23,39 @@ import java.util.concurrent.CompletableFuture;
  * record in memory (columns), prints {@code tick} once a second, signals the stop once
  * --count x --bursts records are in (without --gate), and answers a drain with everything.
  */
-public final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.Command> {
+final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
   /** bb_crc32 absent, or not 8 lowercase hex digits (then kept as received in {@code crcRaw}). */
-  public static final long CRC_ABSENT = -1L;
-  public static final long CRC_RAW = -2L;
+  static final long CRC_ABSENT = -1L;
+  static final long CRC_RAW = -2L;
 
   /**
    * One bench message. {@code nonce}: bb_nonce or null; {@code crcHeader}: bb_crc32's value
    * (0..2^32-1), {@link #CRC_ABSENT} or {@link #CRC_RAW}; {@code crcBody}: the CRC-32 of the
    * body as received.
    */
-  public record Record(String producer, long seq, long burst, long sentNs, long recvNs, int bytes,
+  record Record(String producer, long seq, long burst, long sentNs, long recvNs, int bytes,
       boolean bodyOk, boolean redelivered, int dest, String nonce, long crcHeader, String crcRaw,
       int crcBody) implements Command {}
 
-  public enum Foreign implements Command { INSTANCE }
+  enum Foreign implements Command { INSTANCE }
 
   /** Reply once {@code handedOff} messages have been processed. */
-  public record Drain(long handedOff, ActorRef<Snapshot> replyTo) implements Command {}
+  record Drain(long handedOff, ActorRef<Snapshot> replyTo) implements Command {}
 
   /** The consumer printed {@code ready}: ticks may follow. */
-  public enum Started implements Command { INSTANCE }
+  enum Started implements Command { INSTANCE }
 
   private enum Tick implements Command { INSTANCE }
 
-  public record Snapshot(List<String> producers, int[] producer, LongArray seq, LongArray burst,
+  record Snapshot(List<String> producers, int[] producer, LongArray seq, LongArray burst,
       LongArray sentNs, LongArray recvNs, LongArray bytesFlags, List<String> nonces, int[] nonce,
       LongArray crcHeader, Map<Integer, String> rawCrc, LongArray crcBody, long received,
       long foreign, long redelivered) {}
 
-  public static Behavior<Command> create(String id, long target, int workers,
+  static Behavior<Command> create(String id, long target, int workers,
       CompletableFuture<ActorRef<ConsumerWorker.Command>> pool, CompletableFuture<String> stop) {
     return Behaviors.withTimers(timers -> Behaviors.setup(
         ctx -> new ConsumerCollector(ctx, timers, id, target, workers, pool, stop)));

@@ -14,16 +14,16 @@ import burstbench.bridge.shared.Body;
  * the record (with bb_nonce and bb_crc32 as received, and the body's CRC-32 the listener
  * computed) to the collector.
  */
-public final class ConsumerWorker extends AbstractBehavior<ConsumerWorker.Command> {
+final class ConsumerWorker extends AbstractBehavior<ConsumerWorker.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
   /** What the JMS listener took from one message, unparsed. */
-  public record Raw(String producer, String seq, String burst, String sentNs, String nonce,
+  record Raw(String producer, String seq, String burst, String sentNs, String nonce,
       String crcHeader, byte[] head, int bytes, int crcBody, boolean redelivered, int dest, long recvNs)
       implements Command {}
 
-  public static Behavior<Command> create(ActorRef<ConsumerCollector.Command> collector) {
+  static Behavior<Command> create(ActorRef<ConsumerCollector.Command> collector) {
     return Behaviors.setup(ctx -> new ConsumerWorker(ctx, collector));
   }
 

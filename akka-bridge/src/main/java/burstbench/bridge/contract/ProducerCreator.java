@@ -26,31 +26,31 @@ import org.apache.activemq.ActiveMQMessageProducer;
  * part, prints {@code tick} once a second, and on stop closes the senders and hands their records
  * to the main thread.
  */
-public final class ProducerCreator extends AbstractBehavior<ProducerCreator.Command> {
+final class ProducerCreator extends AbstractBehavior<ProducerCreator.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
   /** Send the next burst (gate "go", or each of --bursts without --gate). */
-  public enum Go implements Command { INSTANCE }
+  enum Go implements Command { INSTANCE }
 
   /** Finish after the bursts asked for so far (gate "stop" or end of input). */
-  public enum Stop implements Command { INSTANCE }
+  enum Stop implements Command { INSTANCE }
 
   /** Finish now (SIGTERM): unsent messages of a running burst are dropped. */
-  public enum Abort implements Command { INSTANCE }
+  enum Abort implements Command { INSTANCE }
 
   private enum Tick implements Command { INSTANCE }
 
-  public record SenderDone(int index, int burst, long sent, long firstNs, long lastNs) implements Command {}
+  record SenderDone(int index, int burst, long sent, long firstNs, long lastNs) implements Command {}
 
-  public record SenderFailed(String error) implements Command {}
+  record SenderFailed(String error) implements Command {}
 
-  public record Closed(int index, LongArray seqs, LongArray sentNs) implements Command {}
+  record Closed(int index, LongArray seqs, LongArray sentNs) implements Command {}
 
   /** What the senders sent, per sender in send order. */
-  public record Records(LongArray[] seqs, LongArray[] sentNs, long sent) {}
+  record Records(LongArray[] seqs, LongArray[] sentNs, long sent) {}
 
-  public static Behavior<Command> create(ContractArgs args, List<Session> sessions,
+  static Behavior<Command> create(ContractArgs args, List<Session> sessions,
       List<ActiveMQMessageProducer> producers, CompletableFuture<Records> result) {
     return Behaviors.withTimers(timers -> Behaviors.setup(
         ctx -> new ProducerCreator(ctx, timers, args, sessions, producers, result)));

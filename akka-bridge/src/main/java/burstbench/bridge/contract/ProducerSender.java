@@ -28,16 +28,16 @@ import org.apache.activemq.AsyncCallback;
  * headers, the run's bb_nonce and the body's bb_crc32), commits every
  * --tx-batch messages, and confirms the last message of each burst before telling the creator.
  */
-public final class ProducerSender extends AbstractBehavior<ProducerSender.Command> {
+final class ProducerSender extends AbstractBehavior<ProducerSender.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
   /** {@code intendedNs} is 0 without --rate; {@code last} = this sender's last of the burst. */
-  public record Send(long seq, int burst, long intendedNs, boolean last) implements Command {}
+  record Send(long seq, int burst, long intendedNs, boolean last) implements Command {}
 
-  public record Close(ActorRef<ProducerCreator.Command> replyTo) implements Command {}
+  record Close(ActorRef<ProducerCreator.Command> replyTo) implements Command {}
 
-  public static Behavior<Command> create(int index, Session session, ActiveMQMessageProducer producer,
+  static Behavior<Command> create(int index, Session session, ActiveMQMessageProducer producer,
       ContractArgs args, AtomicBoolean stopping, AtomicLong sentCounter,
       ActorRef<ProducerCreator.Command> creator) {
     return Behaviors.setup(ctx ->

@@ -50,7 +50,7 @@ import org.slf4j.LoggerFactory;
  * Every error is JSON {"error": "..."}: 400 bad input, 413 body too large, 502 broker trouble,
  * 503 ask timeout.
  */
-public final class Routes extends AllDirectives {
+final class Routes extends AllDirectives {
   private static final Logger log = LoggerFactory.getLogger(Routes.class);
   private static final ObjectReader INGEST_READER = Json.MAPPER.readerFor(Api.IngestMessage.class);
 
@@ -73,7 +73,7 @@ public final class Routes extends AllDirectives {
     this.stats = stats;
   }
 
-  public Route routes() {
+  Route routes() {
     return mapResponse(this::counted, () ->
         handleExceptions(exceptionHandler(), () ->
             handleRejections(rejectionHandler(), () ->

@@ -13,18 +13,18 @@ import java.util.Arrays;
 import java.util.Map;
 
 /** Collects one ingest batch in order, optionally has it relayed, then answers and stops. */
-public final class BatchCollector extends AbstractBehavior<BatchCollector.Command> {
+final class BatchCollector extends AbstractBehavior<BatchCollector.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
-  public record Processed(int index, String id, byte[] body, Map<String, String> headers,
+  record Processed(int index, String id, byte[] body, Map<String, String> headers,
       long processedNs) implements Command {}
 
-  public record Relayed(long count, long firstNs, long lastNs) implements Command {}
+  record Relayed(long count, long firstNs, long lastNs) implements Command {}
 
-  public record RelayFailed(String error) implements Command {}
+  record RelayFailed(String error) implements Command {}
 
-  public static Behavior<Command> create(int expected, ActorRef<JmsRelay.Command> relay,
+  static Behavior<Command> create(int expected, ActorRef<JmsRelay.Command> relay,
       String queue, ActorRef<Ingest.Reply> replyTo, ActorRef<Stats.Command> stats) {
     return Behaviors.setup(ctx -> new BatchCollector(ctx, expected, relay, queue, replyTo, stats));
   }

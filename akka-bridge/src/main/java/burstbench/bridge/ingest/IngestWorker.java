@@ -12,14 +12,14 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /** A routee of the ingest pipeline: turns one ingested line into the bytes and headers to relay. */
-public final class IngestWorker extends AbstractBehavior<IngestWorker.Command> {
+final class IngestWorker extends AbstractBehavior<IngestWorker.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
-  public record Process(int index, Api.IngestMessage message,
+  record Process(int index, Api.IngestMessage message,
       ActorRef<BatchCollector.Command> collector) implements Command {}
 
-  public static Behavior<Command> create() {
+  static Behavior<Command> create() {
     return Behaviors.setup(IngestWorker::new);
   }
 

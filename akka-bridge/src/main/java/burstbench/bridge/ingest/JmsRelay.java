@@ -31,14 +31,14 @@ import org.apache.activemq.AsyncCallback;
  * answered once the broker has confirmed every send. Connects lazily and reconnects after a
  * failure.
  */
-public final class JmsRelay extends AbstractBehavior<JmsRelay.Command> {
+final class JmsRelay extends AbstractBehavior<JmsRelay.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
-  public record RelayBatch(String queue, List<BatchCollector.Processed> items,
+  record RelayBatch(String queue, List<BatchCollector.Processed> items,
       ActorRef<BatchCollector.Command> replyTo) implements Command {}
 
-  public static Behavior<Command> create(String url, Settings settings) {
+  static Behavior<Command> create(String url, Settings settings) {
     return Behaviors.setup(ctx -> new JmsRelay(ctx, url, settings));
   }
 

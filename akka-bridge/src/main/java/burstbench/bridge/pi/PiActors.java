@@ -19,7 +19,7 @@ public final class PiActors {
   private PiActors() {}
 
   /** 4 * sum of (-1)^k / (2k+1) for k in [start, start+n). */
-  public static double chunk(long start, long n) {
+  static double chunk(long start, long n) {
     double s = 0.0;
     long end = start + n;
     for (long k = start; k < end; k++) {

@@ -8,13 +8,13 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 
 /** Adds up the chunk sums; after the expected number it tells the creator the total. */
-public final class PiCollector extends AbstractBehavior<PiCollector.Command> {
+final class PiCollector extends AbstractBehavior<PiCollector.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
-  public record Sum(double value) implements Command {}
+  record Sum(double value) implements Command {}
 
-  public static Behavior<Command> create(long expected, ActorRef<PiCreator.Command> creator) {
+  static Behavior<Command> create(long expected, ActorRef<PiCreator.Command> creator) {
     return Behaviors.setup(ctx -> new PiCollector(ctx, expected, creator));
   }
 

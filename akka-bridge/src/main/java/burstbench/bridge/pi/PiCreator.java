@@ -14,15 +14,15 @@ import burstbench.bridge.api.Api;
  * chunk, and replies with the result once the collector has every sum. The timed span runs from
  * this actor's setup (components created) to the collector's last sum.
  */
-public final class PiCreator extends AbstractBehavior<PiCreator.Command> {
+final class PiCreator extends AbstractBehavior<PiCreator.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
   private record Emit() implements Command {}
 
-  public record Collected(double pi, long messages) implements Command {}
+  record Collected(double pi, long messages) implements Command {}
 
-  public static Behavior<Command> create(Api.PiSpec spec, ActorRef<Api.PiResult> replyTo) {
+  static Behavior<Command> create(Api.PiSpec spec, ActorRef<Api.PiResult> replyTo) {
     return Behaviors.setup(ctx -> new PiCreator(ctx, spec, replyTo));
   }
 

@@ -8,14 +8,14 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 
 /** Computes one chunk of the Leibniz series per message and tells the collector its sum. */
-public final class PiWorker extends AbstractBehavior<PiWorker.Command> {
+final class PiWorker extends AbstractBehavior<PiWorker.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
   /** Terms {@code start .. start+elements-1}. */
-  public record Work(long start, long elements) implements Command {}
+  record Work(long start, long elements) implements Command {}
 
-  public static Behavior<Command> create(ActorRef<PiCollector.Command> collector) {
+  static Behavior<Command> create(ActorRef<PiCollector.Command> collector) {
     return Behaviors.setup(ctx -> new PiWorker(ctx, collector));
   }
 

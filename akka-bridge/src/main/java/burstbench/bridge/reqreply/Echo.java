@@ -8,15 +8,15 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 
 /** The replying actor of ReqReply's actor-ask mode: answers each request with its payload. */
-public final class Echo extends AbstractBehavior<Echo.Command> {
+final class Echo extends AbstractBehavior<Echo.Command> {
 
-  public sealed interface Command {}
+  sealed interface Command {}
 
-  public record Request(byte[] payload, ActorRef<Reply> replyTo) implements Command {}
+  record Request(byte[] payload, ActorRef<Reply> replyTo) implements Command {}
 
-  public record Reply(byte[] payload) {}
+  record Reply(byte[] payload) {}
 
-  public static Behavior<Command> create() {
+  static Behavior<Command> create() {
     return Behaviors.setup(Echo::new);
   }
 
