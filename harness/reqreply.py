@@ -1,6 +1,6 @@
 """The request/reply study: blocking round trips, one at a time, payload 1 B .. 1 MB.
 
-Three modes of ``burstbench.bridge.ReqReply`` (akka-bridge/README.md): ``temp-queue``
+Three modes of ``burstbench.bridge.reqreply.ReqReply`` (akka-bridge/README.md): ``temp-queue``
 (Spring JmsTemplate.sendAndReceive: a temporary reply queue per request, as the
 request/reply paper measured), ``reused-queue`` (one reply queue, replies matched by
 correlation id) and ``actor-ask`` (Akka ask, no broker). The JMS modes run against a broker
@@ -88,7 +88,7 @@ def run_point(sup: Supervisor, broker, cfg: ReqReplyConfig, mode: str, payload: 
     tag = f"{mode}-{payload}"
     rec = records_dir / f"{tag}.txt"
     argv = ["java", *clients.JAVA_OPTS, "-cp", clients._java_cp(BRIDGE),
-            "burstbench.bridge.ReqReply", "--mode", mode, "--payload", str(payload),
+            "burstbench.bridge.reqreply.ReqReply", "--mode", mode, "--payload", str(payload),
             "--requests", str(cfg.requests), "--warmup", str(cfg.warmup),
             "--records", str(rec), "--timeout", f"{cfg.timeout:g}"]
     if mode != "actor-ask":

@@ -337,7 +337,7 @@ def _offer_fraction(run: results.Run, point: Point) -> None:
                                                        int(point.spec.rate * 3)))
 
 
-# -- studies: the Pi and request/reply studies (harness/pi.py, harness/reqreply.py) -------
+# -- studies: the Pi and request/reply studies (harness/pi/, harness/reqreply.py) --------
 
 STUDIES = ("pi", "reqreply")
 

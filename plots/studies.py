@@ -1,6 +1,6 @@
 """Tables and charts of the Pi and request/reply studies, from their result files alone.
 
-``pi.json`` and ``reqreply.json`` in a run directory (written by harness/pi.py
+``pi.json`` and ``reqreply.json`` in a run directory (written by harness/pi/
 and harness/reqreply.py) -> Markdown/HTML tables and ``charts/pi.png``,
 ``charts/reqreply.png``, with the papers' figures (plots/references.yaml) beside ours.
 """

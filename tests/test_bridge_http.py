@@ -21,7 +21,7 @@ def bridge(tmp_path):
     client_or_skip("akka-bridge")
     argv = ["java", *clients.JAVA_OPTS, "-Dburstbench.bridge.port=0",
             "-Dburstbench.bridge.limits.max-body-bytes=65536", "-cp",
-            clients._java_cp(clients.ROOT / "akka-bridge"), "burstbench.bridge.App"]
+            clients._java_cp(clients.ROOT / "akka-bridge"), "burstbench.bridge.http.App"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         ready = json.loads(proc.stdout.readline())
@@ -110,7 +110,7 @@ def test_bursts_through_the_broker_route(tmp_path, sup):
     client_or_skip("akka-bridge")
     b = brokers.start(sup, brokers.BrokerSpec(name="bridge"), tmp_path)
     argv = ["java", *clients.JAVA_OPTS, "-Dburstbench.bridge.port=0", "-cp",
-            clients._java_cp(clients.ROOT / "akka-bridge"), "burstbench.bridge.App"]
+            clients._java_cp(clients.ROOT / "akka-bridge"), "burstbench.bridge.http.App"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         url = json.loads(proc.stdout.readline())["url"]

@@ -443,8 +443,8 @@ def test_bridge_runs_app_configured_by_variables_it_reads():
     svc = services()["bridge"]
     dockerfile = ROOT / "akka-bridge/Dockerfile"
     entry = final_stage(dockerfile)["entrypoint"]
-    assert entry[0] == "java" and entry[-1] == "burstbench.bridge.App"
-    assert (ROOT / "akka-bridge/src/main/java/burstbench/bridge/App.java").is_file()
+    assert entry[0] == "java" and entry[-1] == "burstbench.bridge.http.App"
+    assert (ROOT / "akka-bridge/src/main/java/burstbench/bridge/http/App.java").is_file()
     cp = entry[entry.index("-cp") + 1]
     dests = {c["dest"] for c in copies(dockerfile) if c["from"] == "build"}
     assert {e.removesuffix("/*") for e in cp.split(":")} <= dests

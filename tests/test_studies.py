@@ -1,4 +1,4 @@
-"""The Pi and request/reply studies (harness/pi.py, harness/reqreply.py) against real brokers,
+"""The Pi and request/reply studies (harness/pi/, harness/reqreply.py) against real brokers,
 real workers in every available language, and the akka-bridge programs."""
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ def test_sweep_point(point, sweep_run):
     assert doc["throughput"]["recv_msgs_per_s"] > 0
 
 
-# -- the studies (harness/pi.py, harness/reqreply.py), run as in `./bench sweep pi reqreply` --
+# -- the studies (harness/pi/, harness/reqreply.py), run as in `./bench sweep pi reqreply` ---
 
 
 def _study_missing(study: str) -> str | None:

@@ -1,4 +1,0 @@
-package burstbench.bridge;
-
-/** One message of a burst as the creator emits it (body per the client contract). */
-public record BurstMessage(String producer, long seq, int burst, long emitNs, byte[] body, boolean last) {}

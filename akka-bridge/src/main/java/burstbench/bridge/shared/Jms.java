@@ -1,0 +1,169 @@
+package burstbench.bridge.shared;
+
+import jakarta.jms.Connection;
+import jakarta.jms.JMSException;
+import jakarta.jms.JMSSecurityException;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.activemq.ActiveMQConnectionFactory;
+
+/** OpenWire (ActiveMQ JMS) connection helpers shared by the bridge and its command-line clients. */
+public final class Jms {
+  private Jms() {}
+
+  /** Could not connect or authenticate in time (contract exit code 3). */
+  public static final class ConnectException extends Exception {
+    public ConnectException(String message) {
+      super(message);
+    }
+  }
+
+  private static final String[] SCHEMES = {"tcp://", "ssl://", "nio://", "nio+ssl://", "failover:"};
+
+  /** True for the OpenWire addresses this bridge speaks: tcp://, ssl://, nio://, failover:(...). */
+  public static boolean isOpenWire(String url) {
+    if (url == null) {
+      return false;
+    }
+    String u = url.toLowerCase(Locale.ROOT);
+    for (String s : SCHEMES) {
+      if (u.startsWith(s) && u.length() > s.length()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A factory for {@code url}; throws IllegalArgumentException when the address does not parse. */
+  public static ActiveMQConnectionFactory factory(String url, String user, String password) {
+    return factory(url, user, password, null);
+  }
+
+  /** As above; with {@code caPem} the broker's TLS certificate is verified against that CA. */
+  public static ActiveMQConnectionFactory factory(String url, String user, String password,
+      String caPem) {
+    if (!isOpenWire(url)) {
+      throw new IllegalArgumentException(
+          "unsupported broker url " + url + " (OpenWire only: tcp://, ssl://, nio://, failover:(...))");
+    }
+    ActiveMQConnectionFactory f;
+    try {
+      if (caPem != null) {
+        org.apache.activemq.ActiveMQSslConnectionFactory sf =
+            new org.apache.activemq.ActiveMQSslConnectionFactory(url);
+        sf.setKeyAndTrustManagers(null, trustManagers(caPem), null);
+        f = sf;
+      } else {
+        f = new ActiveMQConnectionFactory(url);
+      }
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("invalid broker url " + url + ": " + e.getMessage());
+    }
+    if (user != null) {
+      f.setUserName(user);
+    }
+    if (password != null) {
+      f.setPassword(password);
+    }
+    f.setWatchTopicAdvisories(false);
+    f.setCopyMessageOnSend(false);
+    return f;
+  }
+
+  private static javax.net.ssl.TrustManager[] trustManagers(String pem) {
+    try (java.io.InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(pem))) {
+      java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+      ks.load(null, null);
+      int i = 0;
+      for (java.security.cert.Certificate c
+          : java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+        ks.setCertificateEntry("ca" + i++, c);
+      }
+      if (i == 0) {
+        throw new IllegalArgumentException("--ca " + pem + ": no certificate in the file");
+      }
+      javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
+          javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(ks);
+      return tmf.getTrustManagers();
+    } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+      throw new IllegalArgumentException("--ca " + pem + ": " + e.getMessage());
+    }
+  }
+
+  /**
+   * Create and start a connection, retrying refused connections until {@code timeout} has passed.
+   * An authentication failure is final at once.
+   */
+  public static Connection connect(ActiveMQConnectionFactory f, Duration timeout) throws ConnectException {
+    String url = f.getBrokerURL();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    String last = "timed out";
+    while (true) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        throw new ConnectException(
+            "could not connect to " + url + " within " + timeout.toMillis() / 1000.0 + " s: " + last);
+      }
+      CompletableFuture<Connection> attempt = new CompletableFuture<>();
+      Thread t = new Thread(() -> {
+        Connection c = null;
+        try {
+          c = f.createConnection();
+          c.start();
+          attempt.complete(c);
+        } catch (Throwable e) {
+          closeQuietly(c);
+          attempt.completeExceptionally(e);
+        }
+      }, "jms-connect");
+      t.setDaemon(true);
+      t.start();
+      try {
+        return attempt.get(left, TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        attempt.thenAccept(Jms::closeQuietly); // a late success is closed, not leaked
+        throw new ConnectException("could not connect to " + url + " within "
+            + timeout.toMillis() / 1000.0 + " s" + (last.equals("timed out") ? "" : ": " + last));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ConnectException("interrupted while connecting to " + url);
+      } catch (ExecutionException e) {
+        Throwable cause = e.getCause();
+        if (cause instanceof JMSSecurityException) {
+          throw new ConnectException("authentication failed at " + url + ": " + cause.getMessage());
+        }
+        last = describe(cause);
+      }
+      try {
+        Thread.sleep(Math.min(200, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new ConnectException("interrupted while connecting to " + url);
+      }
+    }
+  }
+
+  public static String describe(Throwable e) {
+    Throwable t = e;
+    while (t instanceof JMSException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    String m = t.getMessage();
+    return m == null ? t.getClass().getSimpleName() : m;
+  }
+
+  public static void closeQuietly(Connection c) {
+    if (c != null) {
+      try {
+        c.close();
+      } catch (Exception ignored) {
+        // closing is best effort
+      }
+    }
+  }
+}

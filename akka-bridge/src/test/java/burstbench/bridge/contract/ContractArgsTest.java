@@ -1,0 +1,112 @@
+package burstbench.bridge.contract;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import burstbench.bridge.shared.Body;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ContractArgsTest {
+  static final ContractArgs.Role P = ContractArgs.Role.PRODUCER;
+  static final ContractArgs.Role C = ContractArgs.Role.CONSUMER;
+
+  static ContractArgs parse(ContractArgs.Role role, String... argv) throws ContractArgs.Invalid {
+    return ContractArgs.parse(argv, role);
+  }
+
+  @Test
+  void defaults() throws Exception {
+    ContractArgs p = parse(P, "--url", "tcp://127.0.0.1:61616", "--destinations", "a,b");
+    assertEquals(List.of("a", "b"), p.destinations);
+    assertEquals(1000, p.count);
+    assertEquals(6, p.size);
+    assertEquals(1, p.bursts);
+    assertEquals("p1", p.id);
+    assertEquals("0", p.nonce);
+    assertFalse(p.persistent);
+    ContractArgs c = parse(C, "--url", "failover:(tcp://127.0.0.1:61616)", "--destinations", "a");
+    assertEquals("c1", c.id);
+    assertEquals("auto", c.ack);
+    assertEquals(1000, c.prefetch);
+  }
+
+  @Test
+  void equalsFormAndFlags() throws Exception {
+    ContractArgs p = parse(P, "--url=tcp://h:1", "--destinations=q", "--count=5", "--rate=2.5",
+        "--persistent", "--gate", "--tx-batch", "10", "--id", "p.2_x", "--records", "/tmp/r.tsv");
+    assertEquals(5, p.count);
+    assertEquals(2.5, p.rate);
+    assertTrue(p.persistent && p.gate);
+    assertEquals(10, p.txBatch);
+    assertEquals("p.2_x", p.id);
+  }
+
+  @Test
+  void rejectsBadArguments() {
+    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--destinations", "q"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--nope"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--ack", "auto"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(C, "--url", "tcp://h:1", "--destinations", "q", "--rate", "1"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(C, "--url", "tcp://h:1", "--destinations", "q", "--ack", "sometimes"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--size", "0"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--size", "67108865"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--count", "0"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--count"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--id", "bad id"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "stomp://h:61613", "--destinations", "q"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "ws://h:61614/", "--destinations", "q"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(C, "--url", "tcp://h:1", "--destinations", "q,,r"));
+  }
+
+  @Test
+  void nonce() throws Exception {
+    assertEquals("Run42x", parse(P, "--url", "tcp://h:1", "--destinations", "q", "--nonce", "Run42x").nonce);
+    assertEquals("a".repeat(32), parse(P, "--url", "tcp://h:1", "--destinations", "q", "--nonce=" + "a".repeat(32)).nonce);
+    for (String bad : new String[] {"", "a-b", "a b", "a".repeat(33), "\u00e9"}) {
+      assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--nonce", bad));
+    }
+    assertThrows(ContractArgs.Invalid.class, () -> parse(C, "--url", "tcp://h:1", "--destinations", "q", "--nonce", "x"));
+  }
+
+  @Test
+  void checksum() {
+    // zlib.crc32 as the reference: format(zlib.crc32(b"000000"), "08x") == "394605e6"
+    java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+    byte[] b = Body.of(0, 6);
+    assertEquals("394605e6", Body.hex8(Body.crc32(crc, b, 0, b.length)));
+    b = Body.of(42, 10);
+    assertEquals("81bdc985", Body.hex8(Body.crc32(crc, b, 0, b.length)));
+    assertEquals("00000000", Body.hex8(Body.crc32(crc, b, 0, 0)));
+    assertEquals("0000000f", Body.hex8(15));
+    assertEquals(String.format("%08x", -2), Body.hex8(-2));
+    assertEquals(0x394605e6L, Body.parseHex8("394605e6"));
+    assertEquals(0xfffffffeL, Body.parseHex8("fffffffe"));
+    assertEquals(-1L, Body.parseHex8("394605E6"));
+    assertEquals(-1L, Body.parseHex8("394605e"));
+    assertEquals(-1L, Body.parseHex8(null));
+    assertEquals("a?b?", ContractConsumer.field("a\tb\n"));
+    assertEquals("ab", ContractConsumer.field("ab"));
+  }
+
+  @Test
+  void consumerCountZeroMeansUntilStopped() throws Exception {
+    assertEquals(0, parse(C, "--url", "tcp://h:1", "--destinations", "q", "--count", "0").count);
+  }
+
+  @Test
+  void body() {
+    assertArrayEquals("234567xxxx".getBytes(StandardCharsets.US_ASCII), Body.of(1_234_567, 10));
+    assertArrayEquals("000042".getBytes(StandardCharsets.US_ASCII), Body.of(42, 6));
+    assertArrayEquals("000".getBytes(StandardCharsets.US_ASCII), Body.of(42, 3));
+    assertTrue(Body.ok("000042xx".getBytes(StandardCharsets.US_ASCII), 8, 42));
+    assertTrue(Body.ok("00".getBytes(StandardCharsets.US_ASCII), 2, 42));
+    assertFalse(Body.ok("000043".getBytes(StandardCharsets.US_ASCII), 6, 42));
+    assertFalse(Body.ok(new byte[0], 0, 0));
+  }
+}
