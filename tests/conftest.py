@@ -3,6 +3,7 @@ no test leaves a process of ours behind."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -73,3 +74,54 @@ def run_client(
 
 def events(stdout: str) -> list[dict]:
     return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+# -- result files against schema/*.schema.json ---------------------------------------------------
+SCHEMA_DIR = ROOT / "schema"
+
+
+@functools.cache
+def schema_validator(kind: str):
+    """The validator of ``schema/<kind>.schema.json`` (kind: ``point`` or ``run``)."""
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((SCHEMA_DIR / f"{kind}.schema.json").read_text())
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def schema_errors(kind: str, doc) -> list[str]:
+    """Where ``doc`` breaks the schema, one line each (empty: it matches)."""
+    errors = sorted(schema_validator(kind).iter_errors(doc), key=lambda e: e.json_path)
+    return [f"{e.json_path}: {e.message}" for e in errors]
+
+
+def check_result_file(path: Path) -> None:
+    """Fail unless ``path`` (a run's ``run.json`` or a ``points/*.json``) matches its schema."""
+    kind = "run" if path.name == "run.json" else "point"
+    errors = schema_errors(kind, json.loads(path.read_text()))
+    assert not errors, (f"{path} does not match schema/{kind}.schema.json:\n  "
+                        + "\n  ".join(errors[:20]))
+
+
+def result_files(root: Path) -> list[Path]:
+    """Every run manifest and point file in the run directories under ``root``."""
+    out = []
+    for manifest in sorted(Path(root).rglob("run.json")):
+        if (manifest.parent / "points").is_dir():
+            out += [manifest, *sorted((manifest.parent / "points").glob("*.json"))]
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _result_files_match_the_schema(request):
+    """Every run and point file a test leaves in its ``tmp_path`` (the harness writes there
+    whenever a test sets BURSTBENCH_RESULTS or a Run's root) matches schema/, checked when
+    the test ends. Tests that write hand-made partial files on purpose say so with
+    ``@pytest.mark.hand_made_results``."""
+    tmp = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
+    yield
+    if tmp is None or request.node.get_closest_marker("hand_made_results"):
+        return
+    for path in result_files(tmp):
+        check_result_file(path)

@@ -247,18 +247,23 @@ def perl_problems(packages: list[str]) -> list[str]:
     return problems
 
 
-# -- Python ------------------------------------------------------------------------------------
+# -- Python ----------------------------------------------------------------------------------
+# what runs, checked against pyproject.toml's dependencies; the tests, against those and the
+# test extra (./bench setup installs both, from requirements.lock)
 PY_SOURCES = ("clients/python/*.py", "harness/**/*.py", "plots/**/*.py", "perf/loops/*.py")
+PY_TEST_SOURCES = ("tests/*.py",)
+PYPROJECT = ROOT / "pyproject.toml"
+LOCK = ROOT / "requirements.lock"
 
 
-def _py_files() -> list[Path]:
-    return sorted({p for pattern in PY_SOURCES for p in ROOT.glob(pattern)})
+def _py_files(patterns=PY_SOURCES) -> list[Path]:
+    return sorted({p for pattern in patterns for p in ROOT.glob(pattern)})
 
 
-def python_imports() -> dict[str, list[str]]:
+def python_imports(patterns=PY_SOURCES) -> dict[str, list[str]]:
     """Top-level module -> files importing it (absolute imports, and importlib on a literal)."""
     found: dict[str, list[str]] = {}
-    for f in _py_files():
+    for f in _py_files(patterns):
         tree = ast.parse(f.read_text(), str(f))
         for node in ast.walk(tree):
             names = []
@@ -283,10 +288,14 @@ def _req_name(req: str) -> str:
     return _canon(re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req).group(1))
 
 
-def python_declared() -> dict[str, str]:
-    """Canonical distribution name -> its requirement line in pyproject.toml's dependencies."""
-    doc = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    return {_req_name(r): r for r in doc["project"]["dependencies"]}
+def python_declared(extras: tuple[str, ...] = (), text: str | None = None) -> dict[str, str]:
+    """Canonical distribution name -> its requirement line in pyproject.toml's dependencies
+    and those of the named extras."""
+    project = tomllib.loads(PYPROJECT.read_text() if text is None else text)["project"]
+    reqs = list(project["dependencies"])
+    for e in extras:
+        reqs += project.get("optional-dependencies", {})[e]
+    return {_req_name(r): r for r in reqs}
 
 
 def _required_by(dists) -> set[str]:
@@ -306,13 +315,16 @@ def _required_by(dists) -> set[str]:
     return seen
 
 
-def python_problems() -> list[str]:
-    imports = python_imports()
-    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())
+def python_problems(patterns=PY_SOURCES, extras: tuple[str, ...] = (),
+                    own_dirs: tuple[Path, ...] = ()) -> list[str]:
+    imports = python_imports(patterns)
+    setup = tomllib.loads(PYPROJECT.read_text())
     own = set(setup.get("tool", {}).get("setuptools", {}).get("packages", []))
-    declared = python_declared()
+    declared = python_declared(extras)
     indirect = _required_by(declared)
     dist_of = metadata.packages_distributions()
+    where_declared = "pyproject.toml" + (f" (dependencies, extra {', '.join(extras)})"
+                                         if extras else "'s dependencies")
     problems = []
     for mod, where in sorted(imports.items()):
         if mod in sys.stdlib_module_names or mod in own:
@@ -321,6 +333,8 @@ def python_problems() -> list[str]:
         if all((ROOT / w).with_name(mod + ".py").exists() or (ROOT / w).with_name(mod).is_dir()
                for w in where):
             continue
+        if any((d / (mod + ".py")).exists() for d in own_dirs):
+            continue  # a folder of the project's own that the importing tests put on sys.path
         files = ", ".join(sorted(set(where)))
         dists = [_canon(d) for d in dist_of.get(mod, [])]
         if not dists:
@@ -335,7 +349,7 @@ def python_problems() -> list[str]:
                                     "not pinned (==) in pyproject.toml")
         elif not any(d in indirect for d in dists):
             problems.append(f"python: {mod} ({files}) comes from {', '.join(dists)}, which "
-                            "pyproject.toml's dependencies neither name nor require")
+                            f"{where_declared} neither name nor require")
     return problems
 
 
@@ -350,6 +364,91 @@ def python_indirect() -> list[str]:
                                                                     for d in dists):
             out.append(f"{mod} ({', '.join(dists)})")
     return out
+
+
+def lock_pins(text: str | None = None) -> tuple[dict[str, tuple[str, int]], list[str]]:
+    """requirements.lock as {canonical name: (version, number of hashes)}, and its lines that
+    are neither a pin, a hash nor a comment (an index, a find-links path: none belong there)."""
+    text = LOCK.read_text() if text is None else text
+    pins: dict[str, tuple[str, int]] = {}
+    other: list[str] = []
+    current = None
+    for line in text.splitlines():
+        s = line.strip().removesuffix("\\").strip()
+        if not s or s.startswith("#"):
+            continue
+        m = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;]+)", s)
+        if m:
+            current = _canon(m.group(1))
+            pins[current] = (m.group(2), 0)
+        elif s.startswith("--hash=sha256:") and current is not None:
+            version, n = pins[current]
+            pins[current] = (version, n + 1)
+        else:
+            other.append(s)
+    return pins, other
+
+
+def _extras() -> tuple[str, ...]:
+    return tuple(tomllib.loads(PYPROJECT.read_text())["project"].get("optional-dependencies", {}))
+
+
+def lock_problems(pyproject_text: str | None = None, lock_text: str | None = None) -> list[str]:
+    """Where pyproject.toml (dependencies and every extra) and requirements.lock disagree: a
+    pin the lock has at another version or not at all, a lock entry without a hash, an option
+    line. ``./bench lock`` writes the lock from pyproject.toml."""
+    text = PYPROJECT.read_text() if pyproject_text is None else pyproject_text
+    extras = tuple(tomllib.loads(text)["project"].get("optional-dependencies", {}))
+    pins, other = lock_pins(lock_text)
+    problems = [f"lock: {line!r} is not a pin or a hash (./bench lock writes none)"
+                for line in other]
+    for name, req in sorted(python_declared(extras, text).items()):
+        m = re.search(r"==\s*([^\s;,]+)", req)
+        if not m:
+            problems.append(f"pyproject.toml: {req!r} is not pinned (==)")
+        elif name not in pins:
+            problems.append(f"pyproject.toml pins {req!r}; requirements.lock has no {name} "
+                            "(run ./bench lock)")
+        elif pins[name][0] != m.group(1):
+            problems.append(f"pyproject.toml pins {req!r}; requirements.lock has "
+                            f"{name}=={pins[name][0]} (run ./bench lock)")
+    problems += [f"lock: {name}=={v} has no --hash" for name, (v, n) in sorted(pins.items())
+                 if n == 0]
+    return problems
+
+
+def lock_closure_problems() -> list[str]:
+    """The lock is the whole tree: every locked distribution's requirements (as installed here,
+    markers evaluated for this interpreter, extras followed where asked for) are locked too,
+    and nothing is locked that pyproject.toml's requirements do not reach."""
+    from packaging.requirements import Requirement
+
+    pins, _ = lock_pins()
+    declared = python_declared(_extras())
+    reached: set[str] = set()
+    todo = [(name, frozenset(Requirement(req).extras)) for name, req in declared.items()]
+    problems = []
+    while todo:
+        name, extras = todo.pop()
+        if (name, extras) in reached:
+            continue
+        reached.add((name, extras))
+        if name not in pins:
+            problems.append(f"lock: {name} is required but not locked (run ./bench lock)")
+            continue
+        try:
+            reqs = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            problems.append(f"lock: {name} is locked but not installed (run ./bench setup)")
+            continue
+        for r in map(Requirement, reqs):
+            envs = [{"extra": e} for e in extras] or [{"extra": ""}]
+            if r.marker is None or any(r.marker.evaluate(env) for env in envs):
+                todo.append((_canon(r.name), frozenset(r.extras)))
+    strays = set(pins) - {name for name, _ in reached}
+    problems += [f"lock: {name} is locked but nothing in pyproject.toml requires it"
+                 for name in sorted(strays)]
+    return problems
 
 
 # -- Node --------------------------------------------------------------------------------------
@@ -732,6 +831,44 @@ def test_perl_modules_are_core_or_installed_by_setup():
 
 def test_python_imports_are_stdlib_own_or_pinned():
     assert python_problems() == []
+
+
+def test_the_tests_imports_are_stdlib_own_or_pinned_in_the_test_extra():
+    """The tests may use the test extra (pytest, psutil, jsonschema...); the code that runs may
+    not: the test above checks it against the runtime dependencies alone."""
+    assert {"pytest", "psutil", "jsonschema"} <= set(python_imports(PY_TEST_SOURCES))
+    # (tests of the Python client put clients/python on sys.path)
+    assert python_problems(PY_TEST_SOURCES, extras=("test",),
+                           own_dirs=(ROOT / "clients" / "python",)) == []
+
+
+def test_the_lock_holds_pyprojects_pins_each_hashed():
+    assert lock_problems() == []
+
+
+def test_the_lock_is_the_whole_tree():
+    assert lock_closure_problems() == []
+
+
+def test_a_pin_the_lock_disagrees_with_fails():
+    """The check above, fed a pyproject.toml whose pytest pin moved, an unpinned entry, and a
+    lock that lost one package's hashes and gained an index line."""
+    text = PYPROJECT.read_text()
+    pytest_pin = next(r for r in python_declared(("test",)).values() if _req_name(r) == "pytest")
+    moved = text.replace(f'"{pytest_pin}"', '"pytest==0.0.1"')
+    assert moved != text
+    found = lock_problems(moved)
+    assert any("'pytest==0.0.1'" in p and "run ./bench lock" in p for p in found), found
+    unpinned = text.replace(f'"{pytest_pin}"', '"pytest>=8"')
+    assert any("'pytest>=8' is not pinned" in p for p in lock_problems(unpinned))
+    lock = LOCK.read_text()
+    version = lock_pins()[0]["jsonschema"][0]
+    stripped = re.sub(rf"(?m)^(jsonschema=={re.escape(version)}) \\\n(?:\s+--hash=\S+(?: \\)?\n)+",
+                      r"\1\n", lock)
+    assert stripped != lock
+    found = lock_problems(None, "--index-url https://example.invalid/simple\n" + stripped)
+    assert any(p == f"lock: jsonschema=={version} has no --hash" for p in found), found
+    assert any("--index-url" in p for p in found), found
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="no node")

@@ -16,7 +16,7 @@ from plots import charts
 def _run_with_points(tmp_path, name="r", scale=1.0):
     run = results.Run(name, ["bench", "sweep"], root=tmp_path)
     for n in (1, 2, 4):
-        doc = document(_outcome(tmp_path), "t")
+        doc = document(_outcome(tmp_path), "2026-01-01T00:00:00")
         doc["sweep"] = {"profile": "quick", "axis": "consumers", "series": "stomp-py", "x": n}
         doc["parameters"]["consumers"] = n
         for key in ("recv_msgs_per_s", "recv_min", "recv_max", "send_msgs_per_s", "send_min",
@@ -118,7 +118,7 @@ def test_browser_profile_draws_rate_and_latency_in_one_chart_per_x(tmp_path):
     for axis, paced in (("browser-tabs", False), ("browser-tabs-paced", True)):
         for series in ("stompjs:browser", "stompjs"):
             for n in (1, 4, 16):
-                doc = document(_outcome(tmp_path), "t")
+                doc = document(_outcome(tmp_path), "2026-01-01T00:00:00")
                 doc["sweep"] = {"profile": "browser", "axis": axis, "series": series, "x": n}
                 doc["parameters"]["consumers"] = n
                 if paced:

@@ -11,6 +11,7 @@ import os
 import sys
 
 import pytest
+from conftest import check_result_file
 
 from harness import results, sweep
 from harness.points import measure_point
@@ -26,6 +27,7 @@ def sweep_run():
     run.manifest.update(profile=PROFILE)
     yield run
     run.finish("complete")
+    check_result_file(run.manifest_path)
     from plots import charts
 
     for path in charts.render_run(run.dir):
@@ -54,7 +56,9 @@ def test_sweep_point(point, sweep_run):
             },
         )
     except PointFailed as e:
+        check_result_file(sweep_run.point_path(point.id))
         pytest.fail(f"{point.id}: {e}")
+    check_result_file(sweep_run.point_path(point.id))
     a = doc["accounting"]
     assert a["lost"] == 0 and a["received"] == a["sent"] > 0
     assert doc["throughput"]["recv_msgs_per_s"] > 0
