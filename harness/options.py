@@ -147,9 +147,22 @@ def check(r: Resolved, role: str, args: list[str], *, complete: bool = True) -> 
 
 
 def command(r: Resolved, role: str, args: list[str]) -> list[str]:
-    """The client's command line with ``args``, checked against the table (BadOption)."""
+    """The client's command line with ``args``, checked against the table (BadOption). Values
+    go as ``--name=value`` (every client's parser takes that form), so that one beginning with
+    ``-`` (a generated password may) is never read as an option."""
     check(r, role, args)
-    return r.client.argv(role) + list(args)
+    opts = options()
+    out, i = [], 0
+    while i < len(args):
+        a = args[i]
+        o = opts.get(a[2:])
+        if o is not None and o.type != "flag":
+            out.append(f"{a}={args[i + 1]}")
+            i += 2
+        else:
+            out.append(a)
+            i += 1
+    return r.client.argv(role) + out
 
 
 def _why_bad(o: Option, client: str, role: str, value: str, protocol: str,

@@ -119,8 +119,11 @@ def test_good_command_lines_pass():
     options.check(_resolved("akka-bridge"), "consumer",
                   ["--url", "tcp://127.0.0.1:1", "--destinations", "q", "--workers", "8"])
     cmd = options.command(_resolved("stompjs:tcp"), "consumer",
-                          ["--url", "stomp://127.0.0.1:1", "--destinations", "q"])
-    assert cmd[:2] == ["node", str(ROOT / "clients" / "node" / "consumer.mjs")]
+                          ["--url", "stomp://127.0.0.1:1", "--destinations=q", "--gate",
+                           "--password", "-starts-with-a-dash"])
+    assert cmd == ["node", str(ROOT / "clients" / "node" / "consumer.mjs"),
+                   "--url=stomp://127.0.0.1:1", "--destinations=q", "--gate",
+                   "--password=-starts-with-a-dash"]
 
 
 @pytest.mark.parametrize("spec", [c.name for c in clients.REGISTRY])
