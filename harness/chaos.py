@@ -66,7 +66,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness import brokers, clients, measure, paths, topology
+from harness import brokers, clients, measure, options, paths, topology
 from harness.procs import Child, Interrupted, Supervisor
 from harness.results import json_safe
 
@@ -568,15 +568,16 @@ class Chaos:
         spec = self.spec
         ident = slot if generation == 0 else f"{slot}r{generation}"
         rec = self.dir / "records" / f"{ident}.tsv"
-        argv = self.resolved.client.argv(role) + [
+        args = [
             "--url", url, "--destinations", self.queue, "--count", str(spec.count),
             "--size", str(spec.size), "--bursts", str(max(plan, 1)), "--id", ident, "--gate",
             "--records", str(rec), "--connect-timeout", "30", *(extra or []),
         ]  # fmt: skip
         if role == "producer":
-            argv.append("--persistent")
+            args.append("--persistent")
         else:
-            argv += ["--ack", "client", "--prefetch", str(prefetch or spec.prefetch)]
+            args += ["--ack", "client", "--prefetch", str(prefetch or spec.prefetch)]
+        argv = options.command(self.resolved, role, args)
         child = self.sup.start(ident, (wrap or []) + argv, role=role)
         life = Life(slot=slot, ident=ident, role=role, child=child, records=rec, plan=plan)
         if role == "producer":

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import brokers, clients, measure, paths
+from harness import brokers, clients, measure, options, paths
 from harness.procs import Child, Supervisor
 
 FEATURES = ("plain", "tls", "auth")
@@ -110,8 +110,8 @@ def round_trip(sup: Supervisor, r: clients.Resolved, url: str, extra: list[str],
     common = ["--url", url, "--destinations", q, "--count", str(count),
               "--connect-timeout", "10", *extra]
     deadline = time.monotonic() + timeout
-    cons = sup.start(f"{tag}.consumer", r.client.argv("consumer") + common
-                     + ["--records", str(crec), "--id", "doc-c"], role="consumer")
+    cons = sup.start(f"{tag}.consumer", options.command(
+        r, "consumer", common + ["--records", str(crec), "--id", "doc-c"]), role="consumer")
     prod = None
     try:
         def ready(who, ev) -> bool:
@@ -121,8 +121,8 @@ def round_trip(sup: Supervisor, r: clients.Resolved, url: str, extra: list[str],
             return who is cons and ev.get("event") == "ready"
 
         _wait(sup, ready, deadline, [cons])
-        prod = sup.start(f"{tag}.producer", r.client.argv("producer") + common
-                         + ["--size", "32", "--id", "doc-p"], role="producer")
+        prod = sup.start(f"{tag}.producer", options.command(
+            r, "producer", common + ["--size", "32", "--id", "doc-p"]), role="producer")
         exited: set[str] = set()
 
         def both_done(who, ev) -> bool:

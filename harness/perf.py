@@ -28,7 +28,7 @@ import time
 import uuid
 from pathlib import Path
 
-from harness import brokers, clients, measure, paths, results
+from harness import brokers, clients, measure, options, paths, results
 from harness.procs import Supervisor
 
 
@@ -183,8 +183,8 @@ def _cpu_us(sampler: CpuSampler, count: int, first: int, last: int) -> float:
 def _client_argvs(broker, r: clients.Resolved, q: str, count: int, size: int, prec: Path,
                   crec: Path) -> tuple[list[str], list[str]]:
     common = ["--url", broker.url_for(r.protocol), "--destinations", q, "--count", str(count)]
-    return (r.client.argv("producer") + common + ["--size", str(size), "--records", str(prec)],
-            r.client.argv("consumer") + common + ["--records", str(crec)])
+    return (options.command(r, "producer", common + ["--size", str(size), "--records", str(prec)]),
+            options.command(r, "consumer", common + ["--records", str(crec)]))
 
 
 def _client_rates(r: clients.Resolved, count: int, prec: Path, crec: Path,

@@ -21,7 +21,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness import brokers, browser, clients, live, measure, topology
+from harness import brokers, browser, clients, live, measure, options, topology
 from harness.procs import Child, Interrupted, Supervisor
 
 
@@ -99,21 +99,29 @@ class PointSpec:
             [cons[i % len(cons)] for i in range(self.consumers)],
         )
 
+    def client_args(self, role: str) -> list[str]:
+        """The contract options this point gives every ``role`` client (clients/options.yaml;
+        the runner adds the addresses, ids, nonce, records and credentials)."""
+        args = ["--count", str(self.count), "--size", str(self.size), "--bursts", str(self.bursts)]
+        if self.tx_batch:
+            args += ["--tx-batch", str(self.tx_batch)]
+        if role == "consumer":
+            return args + ["--ack", self.ack, "--prefetch", str(self.prefetch)]
+        if self.persistent:
+            args.append("--persistent")
+        if self.rate:
+            args += ["--rate", f"{self.rate:g}"]
+        if self.duration:
+            args += ["--duration", f"{self.warmup + self.duration:g}"]
+        return args
+
     def validate(self) -> None:
         """Raise ValueError with one line naming the first bad parameter."""
         checks = [
             (self.producers >= 1, f"producers must be >= 1: {self.producers}"),
             (self.consumers >= 1, f"consumers must be >= 1: {self.consumers}"),
-            (self.count >= 1, f"count must be >= 1: {self.count}"),
-            (1 <= self.size <= 64 * 1024 * 1024, f"size must be 1..67108864: {self.size}"),
-            (self.bursts >= 1, f"bursts must be >= 1: {self.bursts}"),
             (1 <= self.queues <= 65536, f"queues must be 1..65536: {self.queues}"),
-            (self.prefetch >= 1, f"prefetch must be >= 1: {self.prefetch}"),
-            (self.rate >= 0, f"rate must be >= 0: {self.rate}"),
-            (self.tx_batch >= 0, f"tx-batch must be >= 0: {self.tx_batch}"),
-            (0 <= self.duration <= 86400, f"duration must be 0..86400 s: {self.duration:g}"),
-            (self.warmup >= 0 and self.duration + self.warmup <= 86400,
-             f"warmup must be >= 0 and warmup + duration <= 86400 s: {self.warmup:g}"),
+            (self.warmup >= 0, f"warmup must be >= 0 s: {self.warmup:g}"),
             (not self.warmup or self.duration, "--warmup needs --duration (sustained mode)"),
             (
                 self.persistence in brokers.PERSISTENCE,
@@ -167,6 +175,10 @@ class PointSpec:
             if not r.client.timed_bursts:
                 raise ValueError(f"client {r.client.name} cannot send for a --duration "
                                  "(sustained mode); it sends bursts of --count only")
+        # every value a client will get, against clients/options.yaml (BadOption: one line)
+        for role, slots in (("producer", prods), ("consumer", cons)):
+            for r in {r.label: r for r in slots}.values():
+                options.check(r, role, self.client_args(role), complete=False)
         for r in {r.client.name: r for r in (*prods, *cons)}.values():
             why = r.client.missing()
             if why:
@@ -454,28 +466,18 @@ class Runner:
             hosts = lay.producer_hosts if role == "producer" else lay.consumer_hosts
             host = hosts[i % len(hosts)]
             broker = self.brokers[host]
-            argv = r.client.argv(role) + [
+            args = [
                 "--url", broker.url_for(r.protocol), "--destinations", dest_arg,
-                "--count", str(spec.count), "--size", str(spec.size),
-                "--bursts", str(spec.bursts), "--id", ident, "--gate",
+                *spec.client_args(role), "--id", ident, "--gate",
                 "--records", str(rec / f"{ident}.tsv"),
             ]  # fmt: skip
-            if spec.tx_batch:
-                argv += ["--tx-batch", str(spec.tx_batch)]
             if role == "producer":
-                argv += ["--nonce", self.outcome.nonce]
-                if spec.persistent:
-                    argv.append("--persistent")
-                if spec.rate:
-                    argv += ["--rate", f"{spec.rate:g}"]
-                if spec.duration:
-                    argv += ["--duration", f"{spec.warmup + spec.duration:g}"]
-            else:
-                argv += ["--ack", spec.ack, "--prefetch", str(spec.prefetch)]
+                args += ["--nonce", self.outcome.nonce]
             if spec.tls:
-                argv += ["--ca", str(self.ca)]
+                args += ["--ca", str(self.ca)]
             if spec.auth:
-                argv += ["--user", self.credentials[0], "--password", self.credentials[1]]
+                args += ["--user", self.credentials[0], "--password", self.credentials[1]]
+            argv = options.command(r, role, args)
             if spec.cpus_clients:
                 argv = ["taskset", "-c", spec.cpus_clients, *argv]
             if self.net is not None:

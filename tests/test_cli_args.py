@@ -62,7 +62,7 @@ def test_bench_help_lists_every_registered_client():
     [
         ([], "required"),
         (["--url", "http://x:1", "--destinations", "q"], "--url"),
-        (["--url", "stomp://127.0.0.1:1", "--destinations", "a,,b"], "destination"),
+        (["--url", "stomp://127.0.0.1:1", "--destinations", "q", "--count", "-5"], "--count"),
         (["--url", "stomp://127.0.0.1:1", "--destinations", "q", "--size", "0"], "--size"),
         (["--url", "stomp://127.0.0.1:1", "--destinations", "q", "--id", "a b"], "--id"),
         (["--url", "stomp://127.0.0.1:1", "--destinations", "q", "--whatever"], "unrecognized"),

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
 import readline from 'node:readline';
+import { parseArgs as utilParseArgs } from 'node:util';
 import { Client } from '@stomp/stompjs';
 import { TCPWrapper } from '@stomp/tcp-wrapper';
 import WebSocket from 'ws';
@@ -89,136 +90,92 @@ export function fail(code, msg) {
 // ---------------------------------------------------------------------------------------
 // options
 
-const COMMON = {
-  url: 'value', destinations: 'value', count: 'value', size: 'value', bursts: 'value',
-  'tx-batch': 'value', id: 'value', records: 'value', gate: 'flag', user: 'value',
-  password: 'value', ca: 'value', 'connect-timeout': 'value', version: 'flag', help: 'flag',
-  failover: 'value',
-};
-const ROLE = {
-  producer: { persistent: 'flag', rate: 'value', nonce: 'value', duration: 'value' },
-  consumer: { ack: 'value', prefetch: 'value' },
-};
-const OTHER = { producer: 'consumer', consumer: 'producer' };
+// The contract's options (clients/options.yaml): name, util.parseArgs type, roles, help. The
+// harness checks every value against that table; this parser checks types, minimums, --id and
+// the URL scheme (what the contract tests ask), and what this client cannot do.
+const OPTIONS = [
+  ['url', 'string', 'pc', 'URL', 'broker address (required)'],
+  ['destinations', 'string', 'pc', 'LIST', 'comma-separated queue names, no /queue/ prefix (required)'],
+  ['count', 'string', 'p', 'N', 'messages per burst (default 1000)'],
+  ['count', 'string', 'c', 'N', 'stop after N x B bench messages without --gate; 0 = until stopped (default 1000)'],
+  ['size', 'string', 'pc', 'BYTES', 'body size in bytes (default 6; consumers ignore it)'],
+  ['bursts', 'string', 'pc', 'B', 'number of bursts (default 1)'],
+  ['persistent', 'boolean', 'p', '', 'persistent delivery (persistent:true)'],
+  ['rate', 'string', 'p', 'R', 'messages/s, 0 = as fast as possible (default 0)'],
+  ['duration', 'string', 'p', 'S', 'seconds per burst instead of --count messages, 0 = off (default 0)'],
+  ['nonce', 'string', 'p', 'NONCE', 'run nonce stamped on every message as bb_nonce (default 0)'],
+  ['ack', 'string', 'c', 'MODE', 'auto | client | client-individual (default auto; dups-ok unsupported)'],
+  ['prefetch', 'string', 'c', 'N', 'activemq.prefetchSize (default 1000)'],
+  ['tx-batch', 'string', 'pc', 'N', 'STOMP transactions of N messages (default 0 = none)'],
+  ['id', 'string', 'pc', 'ID', 'process id [A-Za-z0-9_.-]{1,64} (default p1 / c1)'],
+  ['records', 'string', 'pc', 'PATH', 'write raw records (TSV) there at stop'],
+  ['gate', 'boolean', 'pc', '', 'read go/stop lines from stdin'],
+  ['user', 'string', 'pc', 'U', 'broker user'],
+  ['password', 'string', 'pc', 'P', 'broker password'],
+  ['ca', 'string', 'pc', 'FILE', "PEM CA that signed the broker's certificate (wss://, stomp+ssl://)"],
+  ['connect-timeout', 'string', 'pc', 'S', 'give up connecting after S seconds, exit 3 (default 10)'],
+  ['failover', 'string', 'pc', 'LIST', "more addresses in --url's scheme: stompjs reconnects by itself"],
+  ['version', 'boolean', 'pc', '', 'print version JSON and exit'],
+  ['help', 'boolean', 'pc', '', 'print this and exit'],
+];
+const forRole = (role) => OPTIONS.filter((o) => o[2].includes(role[0]));
 
 export const usage = (role) => `usage: node ${role}.mjs --url URL --destinations Q1[,Q2...] [options]
 
 STOMP client of burstbench (@stomp/stompjs). URL: ws://HOST:PORT/ or wss://HOST:PORT/ (STOMP
 over WebSocket), stomp://HOST:PORT or tcp://HOST:PORT (STOMP over TCP), stomp+ssl://HOST:PORT
-(STOMP over TLS).
+(STOMP over TLS). Options: clients/contract.md.
 
-  --url URL              broker address (required)
-  --destinations LIST    comma-separated queue names, no /queue/ prefix (required)
-  --count N              ${role === 'producer'
-    ? 'messages per burst (default 1000)'
-    : 'stop after N x B bench messages without --gate; 0 = until stopped (default 1000)'}
-  --size BYTES           body size 1..67108864 (default 6)${role === 'consumer' ? '; ignored' : ''}
-  --bursts B             number of bursts (default 1)
-${role === 'producer'
-    ? `  --persistent           persistent delivery (persistent:true)
-  --rate R               messages/s, 0 = as fast as possible (default 0)
-  --duration S           seconds per burst instead of --count messages, 0 = off (default 0)
-  --nonce NONCE          run nonce [A-Za-z0-9]{1,32}, stamped on every message as bb_nonce
-                         (default 0)
-`
-    : `  --ack MODE             auto | client | client-individual (default auto; dups-ok unsupported)
-  --prefetch N           activemq.prefetchSize (default 1000)
-`}  --tx-batch N           STOMP transactions of N messages (default 0 = none)
-  --id ID                process id [A-Za-z0-9_.-]{1,64} (default ${role === 'producer' ? 'p1' : 'c1'})
-  --records PATH         write raw records (TSV) there at stop
-  --gate                 read go/stop lines from stdin
-  --user U --password P  broker credentials
-  --ca FILE              PEM CA that signed the broker's certificate (wss://, stomp+ssl://);
-                         default: Node's trust store. Certificates are always verified.
-  --connect-timeout S    give up connecting after S seconds, exit 3 (default 10)
-  --failover LIST        more addresses in --url's scheme: stompjs reconnects by itself
-                         (reconnectDelay), beforeConnect picks the next address
-  --version              print version JSON and exit
-  --help                 print this and exit
-`;
+${forRole(role).map(([n, , , v, h]) => `  ${`--${n} ${v}`.padEnd(22)} ${h}\n`).join('')}`;
 
-const INT_RE = /^[0-9]+$/;
-const NUM_RE = /^[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?$/;
 const ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
-const NONCE_RE = /^[A-Za-z0-9]{1,32}$/;
 
-function int(name, v, min, max) {
-  if (!INT_RE.test(v)) fail(2, `--${name} needs an integer, got ${JSON.stringify(v)}`);
+function int(name, v, min, dflt) {
+  if (v === undefined) return dflt;
   const n = Number(v);
-  if (n < min || n > max) fail(2, `--${name} must be between ${min} and ${max}, got ${v}`);
+  if (!/^-?[0-9]+$/.test(v) || n < min) fail(2, `--${name} needs an integer >= ${min}, got ${JSON.stringify(v)}`);
   return n;
 }
 
-function num(name, v, min, max, exclusiveMin = false) {
-  if (!NUM_RE.test(v)) fail(2, `--${name} needs a number, got ${JSON.stringify(v)}`);
+function num(name, v, dflt) {
+  if (v === undefined) return dflt;
   const n = Number(v);
-  if (n < min || (exclusiveMin && n === min) || n > max) {
-    fail(2, `--${name} must be ${exclusiveMin ? 'above' : 'at least'} ${min} and at most ${max}, got ${v}`);
-  }
+  if (v.trim() === '' || !Number.isFinite(n)) fail(2, `--${name} needs a number, got ${JSON.stringify(v)}`);
   return n;
 }
 
-/** Parse argv for `role`; exits 2 on any problem, 0 after --help/--version. */
+/** Parse argv for `role` with util.parseArgs; exits 2 on any problem, 0 after --help/--version. */
 export function parseArgs(role, argv) {
-  const known = { ...COMMON, ...ROLE[role] };
-  const raw = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (!a.startsWith('--') || a === '--') fail(2, `unexpected argument ${JSON.stringify(a)}`);
-    const eq = a.indexOf('=');
-    const name = eq < 0 ? a.slice(2) : a.slice(2, eq);
-    const kind = known[name];
-    if (!kind) {
-      if (ROLE[OTHER[role]][name]) fail(2, `--${name} is a ${OTHER[role]} option, not a ${role} one`);
-      fail(2, `unknown option --${name}`);
-    }
-    if (kind === 'flag') {
-      if (eq >= 0) fail(2, `--${name} takes no value`);
-      raw[name] = true;
-    } else if (eq >= 0) {
-      raw[name] = a.slice(eq + 1);
-    } else {
-      const v = argv[i + 1];
-      if (v === undefined || v.startsWith('--')) fail(2, `--${name} needs a value`);
-      raw[name] = v;
-      i++;
-    }
+  const config = {};
+  for (const [name, type] of forRole(role)) config[name] = { type };
+  let raw;
+  try {
+    raw = utilParseArgs({ args: argv, options: config, strict: true, allowPositionals: false }).values;
+  } catch (e) {
+    fail(2, e.message);
   }
   if (raw.help) { process.stdout.write(usage(role)); process.exit(0); }
   if (raw.version) { process.stdout.write(versionLine() + '\n'); process.exit(0); }
-
-  if (raw.url === undefined) fail(2, 'missing required option --url');
-  if (raw.destinations === undefined) fail(2, 'missing required option --destinations');
-  const o = { role };
-  o.url = raw.url;
-  o.endpoint = parseUrl(raw.url);
-  o.destinations = raw.destinations.split(',');
-  for (const d of o.destinations) {
-    if (!d || /[\s,]/.test(d) || d.startsWith('/')) {
-      fail(2, `--destinations: bad queue name ${JSON.stringify(d)} (plain names, comma-separated)`);
-    }
+  for (const name of ['url', 'destinations']) {
+    if (raw[name] === undefined) fail(2, `missing required option --${name}`);
   }
-  o.count = raw.count === undefined ? 1000 : int('count', raw.count, role === 'producer' ? 1 : 0, 2 ** 40);
-  o.size = raw.size === undefined ? 6 : int('size', raw.size, 1, 67108864);
-  o.bursts = raw.bursts === undefined ? 1 : int('bursts', raw.bursts, 1, 2 ** 31);
-  o.txBatch = raw['tx-batch'] === undefined ? 0 : int('tx-batch', raw['tx-batch'], 0, 2 ** 31);
-  o.id = raw.id === undefined ? (role === 'producer' ? 'p1' : 'c1') : raw.id;
+  const producer = role === 'producer';
+  const o = {
+    role, url: raw.url, endpoint: parseUrl(raw.url), destinations: raw.destinations.split(','),
+    count: int('count', raw.count, producer ? 1 : 0, 1000), size: int('size', raw.size, 1, 6),
+    bursts: int('bursts', raw.bursts, 1, 1), txBatch: int('tx-batch', raw['tx-batch'], 0, 0),
+    id: raw.id ?? (producer ? 'p1' : 'c1'), records: raw.records, gate: !!raw.gate,
+    user: raw.user, password: raw.password,
+    connectTimeout: num('connect-timeout', raw['connect-timeout'], 10),
+  };
   if (!ID_RE.test(o.id)) fail(2, `--id must match [A-Za-z0-9_.-]{1,64}, got ${JSON.stringify(o.id)}`);
-  o.records = raw.records;
-  if (o.records === '') fail(2, '--records needs a path');
-  o.gate = !!raw.gate;
-  o.user = raw.user;
-  o.password = raw.password;
   if (raw.ca !== undefined) {
     try {
       o.ca = fs.readFileSync(raw.ca);
     } catch (e) {
       fail(2, `--ca: cannot read ${raw.ca}: ${e.code || e.message}`);
     }
-    if (!o.ca.includes('-----BEGIN CERTIFICATE-----')) fail(2, `--ca: ${raw.ca} holds no PEM certificate`);
   }
-  o.connectTimeout = raw['connect-timeout'] === undefined
-    ? 10 : num('connect-timeout', raw['connect-timeout'], 0, 86400, true);
   o.endpoints = [o.endpoint];
   if (raw.failover !== undefined) {
     for (const u of raw.failover.split(',')) {
@@ -231,19 +188,17 @@ export function parseArgs(role, argv) {
     if (o.txBatch > 0) fail(2, '--failover with --tx-batch is not supported by this client');
   }
   o.failover = o.endpoints.length > 1;
-  if (role === 'producer') {
+  if (producer) {
     o.persistent = !!raw.persistent;
-    o.rate = raw.rate === undefined ? 0 : num('rate', raw.rate, 0, 1e9);
-    o.duration = raw.duration === undefined ? 0 : num('duration', raw.duration, 0, 86400);
-    o.nonce = raw.nonce === undefined ? '0' : raw.nonce;
-    if (!NONCE_RE.test(o.nonce)) fail(2, `--nonce must match [A-Za-z0-9]{1,32}, got ${JSON.stringify(o.nonce)}`);
+    o.rate = num('rate', raw.rate, 0);
+    o.duration = num('duration', raw.duration, 0);
+    o.nonce = raw.nonce ?? '0';
   } else {
-    o.ack = raw.ack === undefined ? 'auto' : raw.ack;
-    if (o.ack === 'dups-ok') fail(2, '--ack dups-ok is not supported by the STOMP client (no such STOMP ack mode)');
+    o.ack = raw.ack ?? 'auto';
     if (!['auto', 'client', 'client-individual'].includes(o.ack)) {
-      fail(2, `--ack must be auto, client, client-individual or dups-ok, got ${JSON.stringify(o.ack)}`);
+      fail(2, `--ack ${o.ack}: not a mode of the STOMP client (auto, client, client-individual)`);
     }
-    o.prefetch = raw.prefetch === undefined ? 1000 : int('prefetch', raw.prefetch, 1, 2 ** 31 - 1);
+    o.prefetch = int('prefetch', raw.prefetch, 1, 1000);
   }
   return o;
 }

@@ -7,6 +7,7 @@ use Time::HiRes qw(gettimeofday);
 use IO::Select;
 use Net::Stomp;
 use Net::Stomp::Frame;
+use Getopt::Long ();
 use Exporter 'import';
 
 our @EXPORT = qw(now_ns emit fail parse_args read_options parse_url start connect_broker
@@ -14,7 +15,6 @@ our @EXPORT = qw(now_ns emit fail parse_args read_options parse_url start connec
                  reconnected);
 
 our $CLIENT  = 'net-stomp';
-our $MAX_SIZE = 67108864;
 
 # Integer nanoseconds since the epoch (gettimeofday has microsecond resolution).
 sub now_ns { my ($s, $us) = gettimeofday(); return $s * 1000000000 + $us * 1000 }
@@ -41,45 +41,46 @@ sub fail {
 
 # ---------------------------------------------------------------- arguments
 
-my %COMMON = (
-    url => 1, destinations => 1, count => 1, size => 1, bursts => 1, 'tx-batch' => 1,
-    id => 1, records => 1, gate => 0, user => 1, password => 1, 'connect-timeout' => 1,
-    ca => 1, failover => 1,
+# The contract's options (clients/options.yaml): Getopt::Long spec, roles, what --help says.
+# The harness checks every value against that table; parse_args checks types, minimums, --id
+# and the URL scheme (what the contract tests ask), and what this client cannot do.
+my @OPTIONS = (
+    ['url=s',             'pc', 'URL',    'stomp://HOST:PORT or stomp+ssl://HOST:PORT (required)'],
+    ['destinations=s',    'pc', 'LIST',   'comma-separated queue names (required)'],
+    ['count=i',           'p',  'N',      'messages per burst [1000]'],
+    ['count=i',           'c',  'N',      'stop after N x bursts messages, 0 = until stopped [1000]'],
+    ['size=i',            'pc', 'BYTES',  "body size [6]"],
+    ['bursts=i',          'pc', 'B',      'number of bursts [1]'],
+    ['persistent',        'p',  '',       'persistent delivery (STOMP persistent:true)'],
+    ['rate=f',            'p',  'R',      'messages/s (0 = as fast as possible) [0]'],
+    ['duration=f',        'p',  'S',      'seconds per burst instead of --count messages, 0 = off [0]'],
+    ['nonce=s',           'p',  'N',      'run nonce stamped on every message (bb_nonce) [0]'],
+    ['ack=s',             'c',  'MODE',   'auto | client | client-individual [auto]'],
+    ['prefetch=i',        'c',  'N',      'activemq.prefetchSize [1000]'],
+    ['tx-batch=i',        'pc', 'N',      'STOMP transactions of N messages, 0 = none [0]'],
+    ['id=s',              'pc', 'ID',     'process id [A-Za-z0-9_.-]{1,64} [p1 / c1]'],
+    ['records=s',         'pc', 'PATH',   'write raw records (TSV) at stop'],
+    ['gate',              'pc', '',       'take go/stop commands from stdin'],
+    ['user=s',            'pc', 'U',      'broker user'],
+    ['password=s',        'pc', 'P',      'broker password'],
+    ['ca=s',              'pc', 'FILE',   "PEM CA that signed the broker's TLS certificate (stomp+ssl://)"],
+    ['connect-timeout=f', 'pc', 'S',      'seconds [10]'],
+    ['failover=s',        'pc', 'LIST',   "more stomp://HOST:PORT addresses: Net::Stomp's own failover (hosts)"],
+    ['version',           'pc', '',       'print versions as JSON'],
+    ['help',              'pc', '',       'this text'],
 );
-my %ROLE = (
-    producer => { persistent => 0, rate => 1, nonce => 1, duration => 1 },
-    consumer => { ack => 1, prefetch => 1 },
-);
+
+sub _for_role { my ($role) = @_; return grep { index($_->[1], substr($role, 0, 1)) >= 0 } @OPTIONS }
 
 sub usage {
     my ($role) = @_;
-    my $specific = $role eq 'producer'
-      ? "  --persistent             persistent delivery (STOMP persistent:true)\n"
-      . "  --rate R                 messages/s (0 = as fast as possible) [0]\n"
-      . "  --duration S             seconds per burst instead of --count messages, 0 = off [0]\n"
-      . "  --nonce N                run nonce stamped on every message (bb_nonce) [0]\n"
-      . "  --count N                messages per burst [1000]\n"
-      : "  --ack MODE               auto | client | client-individual [auto]\n"
-      . "  --prefetch N             activemq.prefetchSize [1000]\n"
-      . "  --count N                stop after N x bursts messages, 0 = until stopped [1000]\n";
-    return <<"EOT";
-usage: $role.pl --url stomp://HOST:PORT --destinations Q1[,Q2...] [options]
-burstbench $role (Perl, Net::Stomp $Net::Stomp::VERSION); see clients/contract.md
-  --url URL                stomp://HOST:PORT or stomp+ssl://HOST:PORT (required)
-  --destinations LIST      comma-separated queue names (required)
-$specific  --size BYTES             body size, 1..$MAX_SIZE [6]
-  --bursts B               number of bursts [1]
-  --tx-batch N             STOMP transactions of N messages, 0 = none [0]
-  --id ID                  process id [A-Za-z0-9_.-]{1,64} [@{[$role eq 'producer' ? 'p1' : 'c1']}]
-  --records PATH           write raw records (TSV) at stop
-  --gate                   take go/stop commands from stdin
-  --user U --password P    broker credentials
-  --ca FILE                PEM CA that signed the broker's TLS certificate (stomp+ssl://)
-  --connect-timeout S      seconds [10]
-  --failover LIST          more stomp://HOST:PORT addresses: Net::Stomp's own failover (hosts)
-  --version                print versions as JSON
-  --help                   this text
-EOT
+    my $lines = join '', map {
+        (my $name = $_->[0]) =~ s/=.*//;
+        sprintf("  %-24s %s\n", "--$name" . ($_->[2] ne '' ? " $_->[2]" : ''), $_->[3]);
+    } _for_role($role);
+    return "usage: $role.pl --url stomp://HOST:PORT --destinations Q1[,Q2...] [options]\n"
+      . "burstbench $role (Perl, Net::Stomp $Net::Stomp::VERSION); see clients/contract.md\n"
+      . $lines;
 }
 
 sub version_line {
@@ -87,19 +88,50 @@ sub version_line {
     return qq({"client":"$CLIENT","library":"Net::Stomp $Net::Stomp::VERSION","runtime":"perl $v"});
 }
 
-sub _int_opt {
-    my ($o, $name, $min) = @_;
-    my $v = $o->{$name};
-    fail(2, "--$name must be an integer >= $min: '$v'") unless $v =~ /^\d+\z/ && $v >= $min;
-    $o->{$name} = 0 + $v;
-}
-
-sub _num_opt {
-    my ($o, $name) = @_;
-    my $v = $o->{$name};
-    fail(2, "--$name must be a number >= 0: '$v'")
-      unless $v =~ /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\z/;
-    $o->{$name} = 0 + $v;
+sub parse_args {
+    my ($role, @argv) = @_;
+    my $producer = $role eq 'producer';
+    my %o = (
+        count => 1000, size => 6, bursts => 1, 'tx-batch' => 0, 'connect-timeout' => 10,
+        id => ($producer ? 'p1' : 'c1'), gate => 0,
+        ($producer ? (persistent => 0, rate => 0, nonce => '0', duration => 0)
+                   : (ack => 'auto', prefetch => 1000)),
+    );
+    my @problems;
+    {
+        local $SIG{__WARN__} = sub { push @problems, $_[0] };
+        Getopt::Long::Configure(qw(no_auto_abbrev no_ignore_case no_bundling prefix_pattern=--));
+        Getopt::Long::GetOptionsFromArray(\@argv, \%o, map { $_->[0] } _for_role($role))
+          or fail(2, $problems[0] // 'bad arguments');
+    }
+    fail(2, "unexpected argument '$argv[0]'") if @argv;
+    if ($o{help})    { print usage($role); exit 0 }
+    if ($o{version}) { print version_line(), "\n"; exit 0 }
+    for (qw(url destinations)) { fail(2, "missing required option --$_") unless defined $o{$_} }
+    my %min = (count => ($producer ? 1 : 0), size => 1, bursts => 1, 'tx-batch' => 0, prefetch => 1);
+    for (grep { defined $o{$_} } keys %min) {
+        fail(2, "--$_ must be an integer >= $min{$_}: $o{$_}") if $o{$_} < $min{$_};
+    }
+    fail(2, "--id must match [A-Za-z0-9_.-]{1,64}: '$o{id}'") unless $o{id} =~ /^[A-Za-z0-9_.-]{1,64}\z/;
+    fail(2, "--user and --password must be given together")
+      if defined $o{user} != defined $o{password};
+    $o{dests} = [ split /,/, $o{destinations}, -1 ];
+    parse_url(\%o);
+    # Net::Stomp speaks TLS through IO::Socket::SSL, which it loads only when it connects
+    # (and then retries until the timeout): a missing module is a bad request here, at once.
+    if ($o{ssl} && !eval { require IO::Socket::SSL; 1 }) {
+        fail(2, "stomp+ssl:// needs the Perl module IO::Socket::SSL, which is not installed "
+              . "(Debian: apt-get install libio-socket-ssl-perl; or run ./bench setup)");
+    }
+    unless ($producer) {
+        fail(2, "--ack $o{ack} is unsupported by STOMP (use auto, client or client-individual)")
+          unless $o{ack} =~ /^(?:auto|client|client-individual)\z/;
+        # ActiveMQ's STOMP commit of individually acked messages re-acks them outside the
+        # transaction and the subscription stalls (seen with 6.1.7): not offered.
+        fail(2, "--tx-batch with --ack client-individual is unsupported (use client or auto)")
+          if $o{'tx-batch'} && $o{ack} eq 'client-individual';
+    }
+    return \%o;
 }
 
 # --name VALUE / --name=VALUE / --flag from @$argv into %$o; $allowed->{name} is true for an
@@ -154,73 +186,6 @@ sub parse_url {
     $o->{hosts} = \@hosts;
     fail(2, "--failover with --tx-batch is not supported by this client")
       if $o->{'tx-batch'};
-}
-
-sub parse_args {
-    my ($role, @argv) = @_;
-    my %allowed = (%COMMON, %{ $ROLE{$role} });
-    for (@argv) {    # --help and --version win over everything else
-        if ($_ eq '--help' || $_ eq '-h') { print usage($role); exit 0 }
-        if ($_ eq '--version')            { print version_line(), "\n"; exit 0 }
-    }
-    my %o = (
-        count => 1000, size => 6, bursts => 1, 'tx-batch' => 0, 'connect-timeout' => 10,
-        id => ($role eq 'producer' ? 'p1' : 'c1'), gate => 0,
-        ($role eq 'producer' ? (persistent => 0, rate => 0, nonce => '0', duration => 0)
-                             : (ack => 'auto', prefetch => 1000)),
-    );
-    read_options(\@argv, \%allowed, \%o);
-    for (qw(url destinations)) { fail(2, "missing required option --$_") unless defined $o{$_} }
-
-    _int_opt(\%o, 'count', $role eq 'producer' ? 1 : 0);
-    _int_opt(\%o, 'size', 1);
-    fail(2, "--size must be <= $MAX_SIZE: $o{size}") if $o{size} > $MAX_SIZE;
-    _int_opt(\%o, 'bursts', 1);
-    _int_opt(\%o, 'tx-batch', 0);
-    _num_opt(\%o, 'connect-timeout');
-    fail(2, "--connect-timeout must be > 0") unless $o{'connect-timeout'} > 0;
-    fail(2, "--id must match [A-Za-z0-9_.-]{1,64}: '$o{id}'") unless $o{id} =~ /^[A-Za-z0-9_.-]{1,64}\z/;
-    fail(2, "--user and --password must be given together")
-      if defined $o{user} != defined $o{password};
-    for (qw(user password)) {
-        fail(2, "--$_ must not contain newlines or NUL") if defined $o{$_} && $o{$_} =~ /[\n\r\0]/;
-    }
-    fail(2, "--ca: cannot read '$o{ca}'") if defined $o{ca} && !-r $o{ca};
-
-    my @dests = split /,/, $o{destinations}, -1;
-    fail(2, "--destinations is empty") unless @dests;
-    for (@dests) {
-        fail(2, "bad destination name '$_' in --destinations")
-          unless /^[A-Za-z0-9_.:>*\$-]{1,200}\z/;
-    }
-    $o{dests} = \@dests;
-
-    parse_url(\%o);
-    # Net::Stomp speaks TLS through IO::Socket::SSL, which it loads only when it connects
-    # (and then retries until the timeout): a missing module is a bad request here, at once.
-    if ($o{ssl} && !eval { require IO::Socket::SSL; 1 }) {
-        fail(2, "stomp+ssl:// needs the Perl module IO::Socket::SSL, which is not installed "
-              . "(Debian: apt-get install libio-socket-ssl-perl; or run ./bench setup)");
-    }
-
-    if ($role eq 'producer') {
-        _num_opt(\%o, 'rate');
-        _num_opt(\%o, 'duration');
-        fail(2, "--duration must be 0..86400 seconds: $o{duration}") if $o{duration} > 86400;
-        fail(2, "--nonce must match [A-Za-z0-9]{1,32}: '$o{nonce}'")
-          unless $o{nonce} =~ /^[A-Za-z0-9]{1,32}\z/;
-    } else {
-        fail(2, "--ack dups-ok is unsupported by STOMP (use auto, client or client-individual)")
-          if $o{ack} eq 'dups-ok';
-        fail(2, "--ack must be auto, client or client-individual: '$o{ack}'")
-          unless $o{ack} =~ /^(?:auto|client|client-individual)\z/;
-        _int_opt(\%o, 'prefetch', 1);
-        # ActiveMQ's STOMP commit of individually acked messages re-acks them outside the
-        # transaction and the subscription stalls (seen with 6.1.7): not offered.
-        fail(2, "--tx-batch with --ack client-individual is unsupported (use client or auto)")
-          if $o{'tx-batch'} && $o{ack} eq 'client-individual';
-    }
-    return \%o;
 }
 
 # ---------------------------------------------------------------- connection

@@ -314,7 +314,7 @@ function helpText() {
       'STOMP client of burstbench: @stomp/stompjs in a page of headless Chromium, over the\n' +
       'browser\'s WebSocket. URL: ws://HOST:PORT/ or wss://HOST:PORT/ (Chromium\'s trust store).\n' +
       'BB_BROWSER_WS=ws://... (a `driver.mjs browser`): run as a tab of that browser.\n\n')
-    .replace(/ *--ca FILE[^\n]*\n[^\n]*\n/, '');
+    .replace(/( *--ca FILE +)[^\n]*\n/, "$1refused (exit 2): Chromium verifies wss:// with its own trust store\n");
 }
 
 /** A small HTTP server on 127.0.0.1 for the page, its script and the stompjs bundle. */

@@ -4,12 +4,21 @@ import burstbench.bridge.shared.Cli;
 import burstbench.bridge.shared.Jms;
 import burstbench.bridge.shared.Out;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.ParseResult;
 
-/** The options of clients/contract.md for one role, parsed strictly. */
+/**
+ * The options of clients/contract.md for one role, parsed with picocli. The option table is
+ * clients/options.yaml: the harness checks every value against it before it starts a client;
+ * this class checks types, minimums, --id and the URL (what the contract tests ask) and what
+ * the bridge cannot do.
+ */
 public final class ContractArgs {
 
   public enum Role { PRODUCER, CONSUMER }
@@ -23,8 +32,30 @@ public final class ContractArgs {
 
   public static final Set<String> ACK_MODES = Set.of("auto", "client", "client-individual", "dups-ok");
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
-  private static final Pattern NONCE = Pattern.compile("[A-Za-z0-9]{1,32}");
-  private static final Pattern QUEUE = Pattern.compile("[^\\s,/*>]{1,200}");
+
+  /** One row per option: name, roles ("p", "c", "pc"), type ("" flag, "s", "i", "d"), label, help. */
+  private static final String[][] OPTIONS = {
+    {"url", "pc", "s", "URL", "tcp://HOST:PORT, ssl://..., nio://... or failover:(...)"},
+    {"destinations", "pc", "s", "LIST", "comma-separated queue names"},
+    {"count", "p", "i", "N", "messages per burst (default 1000)"},
+    {"count", "c", "i", "N", "with --bursts B and no --gate, stop after N x B (0 = until stopped)"},
+    {"size", "pc", "i", "BYTES", "body size (default 6; the consumer ignores it)"},
+    {"bursts", "pc", "i", "B", "number of bursts (default 1)"},
+    {"persistent", "p", "", "", "persistent delivery"},
+    {"rate", "p", "d", "R", "messages/s (0 = as fast as possible)"},
+    {"nonce", "p", "s", "NONCE", "run nonce (default 0), sent as property bb_nonce"},
+    {"ack", "c", "s", "MODE", "auto | client | client-individual | dups-ok (default auto)"},
+    {"prefetch", "c", "i", "N", "broker prefetch (default 1000)"},
+    {"workers", "c", "i", "W", "actors in the recording pool (default 4)"},
+    {"tx-batch", "pc", "i", "N", "commit every N messages (0 = no transactions)"},
+    {"id", "pc", "s", "ID", "process id (default p1 / c1)"},
+    {"records", "pc", "s", "PATH", "write raw records (TSV) here when stopping"},
+    {"gate", "pc", "", "", "take go/stop commands from stdin"},
+    {"user", "pc", "s", "U", "broker user"},
+    {"password", "pc", "s", "P", "broker password"},
+    {"ca", "pc", "s", "FILE", "PEM CA that signed the broker's TLS certificate"},
+    {"connect-timeout", "pc", "d", "S", "seconds to connect (default 10)"},
+  };
 
   public final Role role;
   public String url;
@@ -55,35 +86,35 @@ public final class ContractArgs {
     this.id = role == Role.PRODUCER ? "p1" : "c1";
   }
 
-  public static String usage(Role role) {
+  private static CommandLine commandLine(Role role) {
     boolean p = role == Role.PRODUCER;
-    String main = p ? "ContractProducer" : "ContractConsumer";
-    return "usage: java -cp akka-bridge/target/classes:akka-bridge/target/lib/* burstbench.bridge." + main
-        + " --url URL --destinations Q1[,Q2...] [options]\n"
-        + "  burstbench client (clients/contract.md), " + (p ? "producer" : "consumer")
-        + ": Akka actors + ActiveMQ OpenWire JMS\n"
-        + "  --url URL               tcp://HOST:PORT, ssl://..., nio://... or failover:(...)\n"
-        + "  --destinations LIST     comma-separated queue names\n"
-        + (p ? "  --count N               messages per burst (default 1000)\n"
-             : "  --count N               with --bursts B and no --gate, stop after N x B (0 = until stopped)\n")
-        + "  --size BYTES            body size 1..67108864 (default 6)" + (p ? "" : "; ignored") + "\n"
-        + "  --bursts B              number of bursts (default 1)\n"
-        + (p ? "  --persistent            persistent delivery\n"
-             + "  --rate R                messages/s (0 = as fast as possible)\n"
-             : "  --ack MODE              auto | client | client-individual | dups-ok (default auto)\n"
-             + "  --prefetch N            broker prefetch (default 1000)\n"
-             + "  --workers W             actors in the recording pool (default 4)\n")
-        + "  --tx-batch N            commit every N messages (0 = no transactions)\n"
-        + "  --id ID                 process id (default " + (p ? "p1" : "c1") + ")\n"
-        + (p ? "  --nonce NONCE           run nonce [A-Za-z0-9]{1,32} (default 0), sent as property bb_nonce;\n"
-             + "                          every message also carries bb_crc32, the CRC-32 of its body (8 hex)\n"
-             : "")
-        + "  --records PATH          write raw records (TSV) here when stopping\n"
-        + "  --gate                  take go/stop commands from stdin\n"
-        + "  --user U --password P   broker credentials\n"
-        + "  --ca FILE               PEM CA that signed the broker's TLS certificate\n"
-        + "  --connect-timeout S     seconds to connect (default 10)\n"
-        + "  --version | --help";
+    String r = p ? "p" : "c";
+    CommandSpec spec = CommandSpec.create();
+    spec.usageMessage().sortOptions(false).width(110).synopsisHeading("")
+        .customSynopsis("usage: java -cp akka-bridge/target/classes:akka-bridge/target/lib/* burstbench.bridge."
+            + (p ? "ContractProducer" : "ContractConsumer") + " --url URL --destinations Q1[,Q2...] [options]")
+        .description("burstbench client (clients/contract.md), " + (p ? "producer" : "consumer")
+            + ": Akka actors + ActiveMQ OpenWire JMS");
+    for (String[] o : OPTIONS) {
+      if (!o[1].contains(r)) {
+        continue;
+      }
+      OptionSpec.Builder b = OptionSpec.builder("--" + o[0]).description(o[4]);
+      switch (o[2]) {
+        case "i" -> b.type(long.class).paramLabel(o[3]);
+        case "d" -> b.type(double.class).paramLabel(o[3]);
+        case "s" -> b.type(String.class).paramLabel(o[3]);
+        default -> b.arity("0");
+      }
+      spec.addOption(b.build());
+    }
+    spec.addOption(OptionSpec.builder("--version").versionHelp(true).description("print versions as JSON").build());
+    spec.addOption(OptionSpec.builder("--help").usageHelp(true).description("this text").build());
+    return new CommandLine(spec).setExpandAtFiles(false);
+  }
+
+  public static String usage(Role role) {
+    return commandLine(role).getUsageMessage().stripTrailing();
   }
 
   /** Parses argv for a contract client: --help and --version answer and exit 0, bad input exits 2. */
@@ -118,115 +149,52 @@ public final class ContractArgs {
   public static ContractArgs parse(String[] argv, Role role) throws Invalid {
     ContractArgs a = new ContractArgs(role);
     boolean producer = role == Role.PRODUCER;
-    Set<String> flags = new HashSet<>(Set.of("--gate", "--version", "--help"));
-    Set<String> valued = new HashSet<>(Set.of("--url", "--destinations", "--count", "--size",
-        "--bursts", "--tx-batch", "--id", "--records", "--user", "--password", "--ca", "--connect-timeout"));
-    if (producer) {
-      flags.add("--persistent");
-      valued.add("--rate");
-      valued.add("--nonce");
-    } else {
-      valued.addAll(Set.of("--ack", "--prefetch", "--workers"));
+    CommandLine cl = commandLine(role);
+    ParseResult r;
+    try {
+      r = cl.parseArgs(argv);
+    } catch (CommandLine.ParameterException e) {
+      throw new Invalid(e.getMessage().replace('\n', ' '));
     }
-    Set<String> seen = new HashSet<>();
-    for (int i = 0; i < argv.length; i++) {
-      String opt = argv[i];
-      String value = null;
-      int eq = opt.indexOf('=');
-      if (opt.startsWith("--") && eq > 2) {
-        value = opt.substring(eq + 1);
-        opt = opt.substring(0, eq);
-      }
-      if (flags.contains(opt)) {
-        if (value != null) {
-          throw new Invalid(opt + " takes no value");
-        }
-        switch (opt) {
-          case "--gate" -> a.gate = true;
-          case "--version" -> a.version = true;
-          case "--help" -> a.help = true;
-          default -> a.persistent = true;
-        }
-        continue;
-      }
-      if (!valued.contains(opt)) {
-        throw new Invalid("unknown option " + opt + " for the " + role.name().toLowerCase() + " (see --help)");
-      }
-      if (value == null) {
-        if (i + 1 >= argv.length) {
-          throw new Invalid("missing value for " + opt);
-        }
-        value = argv[++i];
-      }
-      if (!seen.add(opt)) {
-        throw new Invalid(opt + " given twice");
-      }
-      switch (opt) {
-        case "--url" -> a.url = value;
-        case "--destinations" -> {
-          for (String d : value.split(",", -1)) {
-            if (!QUEUE.matcher(d).matches()) {
-              throw new Invalid("--destinations: bad queue name '" + d + "'");
-            }
-            a.destinations.add(d);
-          }
-        }
-        case "--count" -> a.count = integer(opt, value, producer ? 1 : 0, Integer.MAX_VALUE);
-        case "--size" -> a.size = (int) integer(opt, value, 1, 67_108_864);
-        case "--bursts" -> a.bursts = (int) integer(opt, value, 1, Integer.MAX_VALUE);
-        case "--tx-batch" -> a.txBatch = (int) integer(opt, value, 0, Integer.MAX_VALUE);
-        case "--prefetch" -> a.prefetch = (int) integer(opt, value, 0, 32767 * 64);
-        case "--workers" -> a.workers = (int) integer(opt, value, 1, 1024);
-        case "--rate" -> a.rate = number(opt, value, 0, 1e9);
-        case "--connect-timeout" -> {
-          a.connectTimeout = number(opt, value, 0, 86400);
-          if (a.connectTimeout <= 0) {
-            throw new Invalid("--connect-timeout must be > 0");
-          }
-        }
-        case "--ack" -> {
-          if (!ACK_MODES.contains(value)) {
-            throw new Invalid("--ack must be one of auto, client, client-individual, dups-ok (got '" + value + "')");
-          }
-          a.ack = value;
-        }
-        case "--id" -> {
-          if (!ID.matcher(value).matches()) {
-            throw new Invalid("--id must match [A-Za-z0-9_.-]{1,64}");
-          }
-          a.id = value;
-        }
-        case "--nonce" -> {
-          if (!NONCE.matcher(value).matches()) {
-            throw new Invalid("--nonce must match [A-Za-z0-9]{1,32} (got '" + value + "')");
-          }
-          a.nonce = value;
-        }
-        case "--records" -> {
-          if (value.isEmpty()) {
-            throw new Invalid("--records needs a path");
-          }
-          a.records = value;
-        }
-        case "--user" -> a.user = value;
-        case "--password" -> a.password = value;
-        case "--ca" -> {
-          if (!java.nio.file.Files.isReadable(java.nio.file.Path.of(value))) {
-            throw new Invalid("--ca: cannot read " + value);
-          }
-          a.ca = value;
-        }
-        default -> throw new Invalid("unknown option " + opt);
-      }
-    }
+    a.help = cl.isUsageHelpRequested();
+    a.version = cl.isVersionHelpRequested();
     if (a.help || a.version) {
       return a;
     }
+    a.url = r.matchedOptionValue("--url", null);
+    String dests = r.matchedOptionValue("--destinations", null);
     if (a.url == null) {
       throw new Invalid("--url is required");
     }
-    if (a.destinations.isEmpty()) {
+    if (dests == null) {
       throw new Invalid("--destinations is required");
+    }
+    a.destinations.addAll(Arrays.asList(dests.split(",", -1)));
+    a.count = atLeast(r, "count", producer ? 1 : 0, 1000);
+    a.size = (int) atLeast(r, "size", 1, 6);
+    a.bursts = (int) atLeast(r, "bursts", 1, 1);
+    a.txBatch = (int) atLeast(r, "tx-batch", 0, 0);
+    a.id = r.matchedOptionValue("--id", a.id);
+    if (!ID.matcher(a.id).matches()) {
+      throw new Invalid("--id must match [A-Za-z0-9_.-]{1,64} (got '" + a.id + "')");
+    }
+    a.records = r.matchedOptionValue("--records", null);
+    a.gate = r.hasMatchedOption("--gate");
+    a.user = r.matchedOptionValue("--user", null);
+    a.password = r.matchedOptionValue("--password", null);
+    a.ca = r.matchedOptionValue("--ca", null);
+    a.connectTimeout = r.matchedOptionValue("--connect-timeout", 10.0);
+    if (producer) {
+      a.persistent = r.hasMatchedOption("--persistent");
+      a.rate = r.matchedOptionValue("--rate", 0.0);
+      a.nonce = r.matchedOptionValue("--nonce", "0");
+    } else {
+      a.ack = r.matchedOptionValue("--ack", "auto");
+      if (!ACK_MODES.contains(a.ack)) {
+        throw new Invalid("--ack must be one of auto, client, client-individual, dups-ok (got '" + a.ack + "')");
+      }
+      a.prefetch = (int) atLeast(r, "prefetch", 0, 1000);
+      a.workers = (int) atLeast(r, "workers", 1, 4);
     }
     if (!Jms.isOpenWire(a.url)) {
       throw new Invalid("unsupported url " + a.url
@@ -235,28 +203,11 @@ public final class ContractArgs {
     return a;
   }
 
-  private static long integer(String opt, String v, long min, long max) throws Invalid {
-    long n;
-    try {
-      n = Long.parseLong(v.trim());
-    } catch (NumberFormatException e) {
-      throw new Invalid(opt + " needs an integer, got '" + v + "'");
-    }
-    if (n < min || n > max) {
-      throw new Invalid(opt + " must be in " + min + ".." + max + " (got " + n + ")");
-    }
-    return n;
-  }
-
-  private static double number(String opt, String v, double min, double max) throws Invalid {
-    double n;
-    try {
-      n = Double.parseDouble(v.trim());
-    } catch (NumberFormatException e) {
-      throw new Invalid(opt + " needs a number, got '" + v + "'");
-    }
-    if (!(n >= min && n <= max)) {
-      throw new Invalid(opt + " must be in " + min + ".." + max + " (got " + v + ")");
+  /** An integer option's value (or its default), at least {@code min} and at most an int. */
+  private static long atLeast(ParseResult r, String name, long min, long dflt) throws Invalid {
+    long n = r.matchedOptionValue("--" + name, dflt);
+    if (n < min || n > Integer.MAX_VALUE) {
+      throw new Invalid("--" + name + " must be in " + min + ".." + Integer.MAX_VALUE + " (got " + n + ")");
     }
     return n;
   }

@@ -46,6 +46,8 @@ class ContractArgsTest {
     assertEquals("p.2_x", p.id);
   }
 
+  // bounds and patterns (--size's maximum, queue names, the nonce's characters) are the harness's:
+  // clients/options.yaml, tests/test_options.py
   @Test
   void rejectsBadArguments() {
     assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1"));
@@ -55,22 +57,20 @@ class ContractArgsTest {
     assertThrows(ContractArgs.Invalid.class, () -> parse(C, "--url", "tcp://h:1", "--destinations", "q", "--rate", "1"));
     assertThrows(ContractArgs.Invalid.class, () -> parse(C, "--url", "tcp://h:1", "--destinations", "q", "--ack", "sometimes"));
     assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--size", "0"));
-    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--size", "67108865"));
     assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--count", "0"));
     assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--count"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--count", "-5"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--duration", "1"));
+    assertThrows(ContractArgs.Invalid.class, () -> parse(C, "--url", "tcp://h:1", "--destinations", "q", "--workers", "0"));
     assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--id", "bad id"));
     assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "stomp://h:61613", "--destinations", "q"));
     assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "ws://h:61614/", "--destinations", "q"));
-    assertThrows(ContractArgs.Invalid.class, () -> parse(C, "--url", "tcp://h:1", "--destinations", "q,,r"));
   }
 
   @Test
   void nonce() throws Exception {
     assertEquals("Run42x", parse(P, "--url", "tcp://h:1", "--destinations", "q", "--nonce", "Run42x").nonce);
     assertEquals("a".repeat(32), parse(P, "--url", "tcp://h:1", "--destinations", "q", "--nonce=" + "a".repeat(32)).nonce);
-    for (String bad : new String[] {"", "a-b", "a b", "a".repeat(33), "\u00e9"}) {
-      assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1", "--destinations", "q", "--nonce", bad));
-    }
     assertThrows(ContractArgs.Invalid.class, () -> parse(C, "--url", "tcp://h:1", "--destinations", "q", "--nonce", "x"));
   }
 

@@ -28,6 +28,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import jakarta.jms.Connection;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.ParseResult;
 import jakarta.jms.JMSSecurityException;
 
 import org.apache.activemq.ActiveMQConnection;
@@ -48,7 +53,6 @@ public final class Common {
     public static final String P_PRODUCER = "bb_producer", P_SEQ = "bb_seq", P_BURST = "bb_burst", P_SENT = "bb_sent_ns";
     /** The run nonce (--nonce) and the CRC-32 of the exact body bytes, 8 lowercase hex digits. */
     public static final String P_NONCE = "bb_nonce", P_CRC = "bb_crc32";
-    public static final Pattern NONCE = Pattern.compile("[A-Za-z0-9]{1,32}");
 
     // ------------------------------------------------------------------ options
 
@@ -84,8 +88,8 @@ public final class Common {
 
     /**
      * Which program parses the command line: the client name its --version prints, the main
-     * class its --help names, and flags of its own beyond the contract's, each {name, roles
-     * ("p", "c" or "pc"), help lines}.
+     * class its --help names, and flags of its own beyond the contract's (clients/options.yaml
+     * names them), each {name, roles ("p", "c" or "pc"), help}.
      */
     public record Program(String client, String mainClass, List<String[]> flags) {
         static Program stock(String role) {
@@ -94,97 +98,125 @@ public final class Common {
         }
     }
 
-    /** One row per option: name, roles ("pc" = both), takes a value. */
+    /**
+     * The contract's options (clients/options.yaml), one row each: name, roles ("p", "c", "pc"),
+     * type ("" flag, "s" string, "i" int, "d" number), label, help. The harness checks every
+     * value against that table; picocli parses these, {@link #parse} checks types, minimums,
+     * --id and the URL (what the contract tests ask) and what this client cannot do.
+     */
     private static final String[][] OPTIONS = {
-        {"url", "pc", "v"}, {"destinations", "pc", "v"}, {"count", "pc", "v"}, {"size", "pc", "v"},
-        {"bursts", "pc", "v"}, {"persistent", "p", ""}, {"async-send", "p", ""}, {"ack", "c", "v"},
-        {"prefetch", "c", "v"}, {"rate", "p", "v"}, {"duration", "p", "v"}, {"tx-batch", "pc", "v"}, {"id", "pc", "v"}, {"nonce", "p", "v"},
-        {"records", "pc", "v"}, {"gate", "pc", ""}, {"user", "pc", "v"}, {"password", "pc", "v"}, {"ca", "pc", "v"},
-        {"connect-timeout", "pc", "v"}, {"failover", "pc", "v"}, {"version", "pc", ""}, {"help", "pc", ""},
+        {"url", "pc", "s", "URL", "tcp://HOST:PORT, ssl://HOST:PORT, nio://HOST:PORT or failover:(URL,...)[?opts]"},
+        {"destinations", "pc", "s", "LIST", "comma-separated queue names (required)"},
+        {"count", "p", "i", "N", "messages per burst (default 1000)"},
+        {"count", "c", "i", "N", "stop after N x bursts messages (default 1000; 0 = until stopped)"},
+        {"size", "pc", "i", "BYTES", "body size (default 6; the consumer ignores it)"},
+        {"bursts", "pc", "i", "B", "number of bursts (default 1)"},
+        {"persistent", "p", "", "", "persistent delivery (sent synchronously unless --async-send)"},
+        {"async-send", "p", "", "", "send persistent messages asynchronously too (useAsyncSend); the last"
+            + " message of each burst is still confirmed before 'burst'"},
+        {"rate", "p", "d", "R", "messages/s (0 = as fast as possible); bb_sent_ns = intended time"},
+        {"duration", "p", "d", "S", "seconds per burst instead of --count messages (0 = off)"},
+        {"nonce", "p", "s", "NONCE", "run nonce (default 0), sent as property bb_nonce"},
+        {"ack", "c", "s", "MODE", "auto, client (cumulative, every ceil(prefetch/2)), client-individual, dups-ok"},
+        {"prefetch", "c", "i", "N", "queue prefetch, 1..32767 (default 1000)"},
+        {"tx-batch", "pc", "i", "N", "transacted session, commit every N messages (default 0 = none)"},
+        {"id", "pc", "s", "ID", "process id [A-Za-z0-9_.-]{1,64} (default p1 / c1)"},
+        {"records", "pc", "s", "PATH", "write the raw records (TSV) there when stopping"},
+        {"gate", "pc", "", "", "read 'go' / 'stop' from stdin"},
+        {"user", "pc", "s", "U", "broker user"},
+        {"password", "pc", "s", "P", "broker password"},
+        {"ca", "pc", "s", "FILE", "PEM CA that signed the broker's TLS certificate (ssl:// URLs)"},
+        {"connect-timeout", "pc", "d", "S", "give up connecting after S seconds, exit 3 (default 10)"},
+        {"failover", "pc", "s", "LIST", "more addresses in --url's scheme: failover:(URL,LIST)?randomize=false&..."},
     };
 
     /** Parses and validates; prints help/version or "error: ..." and exits (0 / 2) itself. */
     public static Opts parse(String role, String[] args, Program program) {
-        for (String a : args) {
-            if (a.equals("--help") || a.equals("-h")) { realOut().print(help(role, program)); realOut().flush(); System.exit(0); }
+        boolean p = role.equals("producer");
+        String r = role.substring(0, 1);
+        CommandSpec spec = CommandSpec.create();
+        spec.usageMessage().sortOptions(false).width(110).synopsisHeading("")
+            .customSynopsis("usage: java -cp clients/java/target/classes:clients/java/target/lib/* "
+                + program.mainClass() + " --url URL --destinations Q1[,Q2...] [options]")
+            .description(p ? "Sends bursts of BytesMessages over OpenWire (activemq-client, JMS) to queues."
+                           : "Receives messages over OpenWire (activemq-client, JMS) from queues, recording each.",
+                         "Options take '--name value' or '--name=value'. See clients/contract.md.")
+            .footer("stdout carries JSON lines only; logs go to stderr (slf4j-simple, level warn).",
+                    "Exit codes: 0 done, 1 failed after start, 2 bad arguments, 3 cannot connect/authenticate.");
+        for (String[] o : OPTIONS) {
+            if (!o[1].contains(r)) continue;
+            OptionSpec.Builder b = OptionSpec.builder("--" + o[0]).description(o[4]);
+            switch (o[2]) {
+                case "i" -> b.type(long.class).paramLabel(o[3]);
+                case "d" -> b.type(double.class).paramLabel(o[3]);
+                case "s" -> b.type(String.class).paramLabel(o[3]);
+                default -> b.arity("0");
+            }
+            spec.addOption(b.build());
         }
-        for (String a : args) {
-            if (a.equals("--version")) { emitRaw(versionJson(program.client())); System.exit(0); }
+        for (String[] f : program.flags()) {
+            if (f[1].contains(r)) {
+                spec.addOption(OptionSpec.builder("--" + f[0]).arity("0").description(f[2]).build());
+            }
         }
+        spec.addOption(OptionSpec.builder("--version").versionHelp(true)
+            .description("print a JSON line naming client, library and runtime").build());
+        spec.addOption(OptionSpec.builder("--help").usageHelp(true).description("this text").build());
+        CommandLine cl = new CommandLine(spec).setExpandAtFiles(false);
+        ParseResult pr = null;
+        try {
+            pr = cl.parseArgs(args);
+        } catch (CommandLine.ParameterException e) {
+            usage(e.getMessage());
+        }
+        if (cl.isUsageHelpRequested()) { realOut().print(cl.getUsageMessage()); realOut().flush(); System.exit(0); }
+        if (cl.isVersionHelpRequested()) { emitRaw(versionJson(program.client())); System.exit(0); }
         Opts o = new Opts();
         o.role = role;
-        o.id = role.equals("producer") ? "p1" : "c1";
-        String destinations = null, failover = null;
-        char r = role.charAt(0);
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (!a.startsWith("--") || a.length() == 2) usage("unexpected argument '" + a + "'");
-            String name = a.substring(2), value = null;
-            int eq = name.indexOf('=');
-            if (eq >= 0) { value = name.substring(eq + 1); name = name.substring(0, eq); }
-            String[] spec = null;
-            for (String[] s : OPTIONS) if (s[0].equals(name)) spec = s;
-            for (String[] f : program.flags()) if (f[0].equals(name)) spec = new String[] {f[0], f[1], ""};
-            if (spec == null) usage("unknown option --" + name);
-            if (spec[1].indexOf(r) < 0) usage("--" + name + " is not an option of the " + role);
-            if (spec[2].isEmpty()) {
-                if (value != null) usage("--" + name + " takes no value");
-            } else if (value == null) {
-                if (i + 1 >= args.length || args[i + 1].startsWith("--")) usage("--" + name + " needs a value");
-                value = args[++i];
-            }
-            switch (name) {
-                case "url": o.url = value; break;
-                case "destinations": destinations = value; break;
-                case "count": o.count = intIn(name, value, r == 'p' ? 1 : 0, Integer.MAX_VALUE); break;
-                case "size": o.size = intIn(name, value, 1, 67108864); break;
-                case "bursts": o.bursts = intIn(name, value, 1, Integer.MAX_VALUE); break;
-                case "persistent": o.persistent = true; break;
-                case "async-send": o.asyncSend = true; break;
-                case "ack":
-                    if (!List.of(ACK_MODES).contains(value)) usage("--ack must be one of auto, client, client-individual, dups-ok (got '" + value + "')");
-                    o.ack = value; break;
-                case "prefetch":
-                    if (value.trim().equals("0")) usage("--prefetch 0 (pull consumer) is not supported: activemq-client refuses it for MessageListeners; use >= 1");
-                    o.prefetch = intIn(name, value, 1, Short.MAX_VALUE); break;
-                case "rate": o.rate = doubleIn(name, value, 0, 1e9, true); break;
-                case "duration": o.duration = doubleIn(name, value, 0, 86400, true); break;
-                case "tx-batch": o.txBatch = intIn(name, value, 0, Integer.MAX_VALUE); break;
-                case "id":
-                    if (!ID.matcher(value).matches()) usage("--id must match [A-Za-z0-9_.-]{1,64} (got '" + value + "')");
-                    o.id = value; break;
-                case "nonce":
-                    if (!NONCE.matcher(value).matches()) usage("--nonce must match [A-Za-z0-9]{1,32} (got '" + value + "')");
-                    o.nonce = value; break;
-                case "records":
-                    if (value.isEmpty()) usage("--records needs a path");
-                    o.records = value; break;
-                case "gate": o.gate = true; break;
-                case "user": o.user = value; break;
-                case "password": o.password = value; break;
-                case "ca":
-                    if (!java.nio.file.Files.isReadable(java.nio.file.Path.of(value))) usage("--ca: cannot read " + value);
-                    o.ca = value; break;
-                case "connect-timeout": o.connectTimeout = doubleIn(name, value, 0, 86400, false); break;
-                case "failover": failover = value; break;
-                default: o.flags.add(name);   // one of the program's own flags
-            }
-        }
+        o.url = pr.matchedOptionValue("--url", null);
+        String destinations = pr.matchedOptionValue("--destinations", null);
         if (o.url == null) usage("--url is required");
         if (destinations == null) usage("--destinations is required");
-        checkUrl(o.url);
-        if (failover != null) o.url = failoverUrl(o.url, failover);
-        List<String> ds = new ArrayList<>();
-        for (String d : destinations.split(",", -1)) {
-            d = d.trim();
-            if (d.isEmpty()) usage("--destinations has an empty queue name");
-            if (d.startsWith("/") || d.contains("://") || d.chars().anyMatch(Character::isWhitespace))
-                usage("--destinations takes plain queue names (got '" + d + "')");
-            ds.add(d);
-        }
-        o.destinations = ds.toArray(new String[0]);
+        o.count = (int) atLeast(pr, "count", p ? 1 : 0, 1000);
+        o.size = (int) atLeast(pr, "size", 1, 6);
+        o.bursts = (int) atLeast(pr, "bursts", 1, 1);
+        o.txBatch = (int) atLeast(pr, "tx-batch", 0, 0);
+        o.id = pr.matchedOptionValue("--id", p ? "p1" : "c1");
+        if (!ID.matcher(o.id).matches()) usage("--id must match [A-Za-z0-9_.-]{1,64} (got '" + o.id + "')");
+        o.records = pr.matchedOptionValue("--records", null);
+        o.gate = pr.hasMatchedOption("--gate");
+        o.user = pr.matchedOptionValue("--user", null);
+        o.password = pr.matchedOptionValue("--password", null);
         if (o.password != null && o.user == null) usage("--password needs --user");
+        o.ca = pr.matchedOptionValue("--ca", null);
+        if (o.ca != null && !java.nio.file.Files.isReadable(java.nio.file.Path.of(o.ca))) usage("--ca: cannot read " + o.ca);
+        o.connectTimeout = pr.matchedOptionValue("--connect-timeout", 10.0);
+        if (p) {
+            o.persistent = pr.hasMatchedOption("--persistent");
+            o.asyncSend = pr.hasMatchedOption("--async-send");
+            o.rate = pr.matchedOptionValue("--rate", 0.0);
+            o.duration = pr.matchedOptionValue("--duration", 0.0);
+            o.nonce = pr.matchedOptionValue("--nonce", "0");
+        } else {
+            o.ack = pr.matchedOptionValue("--ack", "auto");
+            if (!List.of(ACK_MODES).contains(o.ack)) usage("--ack must be one of auto, client, client-individual, dups-ok (got '" + o.ack + "')");
+            // activemq-client refuses a prefetch of 0 for MessageListeners; its limit is a short
+            o.prefetch = (int) atLeast(pr, "prefetch", 1, 1000);
+            if (o.prefetch > Short.MAX_VALUE) usage("--prefetch must be 1.." + Short.MAX_VALUE + " for activemq-client (got " + o.prefetch + ")");
+        }
+        for (String[] f : program.flags()) if (pr.hasMatchedOption("--" + f[0])) o.flags.add(f[0]);
+        checkUrl(o.url);
+        String failover = pr.matchedOptionValue("--failover", null);
+        if (failover != null) o.url = failoverUrl(o.url, failover);
+        o.destinations = destinations.split(",", -1);
         return o;
+    }
+
+    /** An integer option's value (or its default), at least {@code min} and at most an int. */
+    private static long atLeast(ParseResult pr, String name, long min, long dflt) {
+        long x = pr.matchedOptionValue("--" + name, dflt);
+        if (x < min || x > Integer.MAX_VALUE) usage("--" + name + " must be in " + min + ".." + Integer.MAX_VALUE + " (got " + x + ")");
+        return x;
     }
 
     /**
@@ -222,21 +254,6 @@ public final class Common {
         }
     }
 
-    private static int intIn(String name, String v, long min, long max) {
-        long x;
-        try { x = Long.parseLong(v.trim()); } catch (NumberFormatException e) { usage("--" + name + " must be an integer (got '" + v + "')"); return 0; }
-        if (x < min || x > max) usage("--" + name + " must be in " + min + ".." + max + " (got " + x + ")");
-        return (int) x;
-    }
-
-    private static double doubleIn(String name, String v, double min, double max, boolean minInclusive) {
-        double x;
-        try { x = Double.parseDouble(v.trim()); } catch (NumberFormatException e) { usage("--" + name + " must be a number (got '" + v + "')"); return 0; }
-        if (Double.isNaN(x) || (minInclusive ? x < min : x <= min) || x > max)
-            usage("--" + name + " must be " + (minInclusive ? ">= " : "> ") + fmt(min) + " and <= " + fmt(max) + " (got '" + v + "')");
-        return x;
-    }
-
     private static String fmt(double d) { return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d); }
 
     public static void usage(String msg) {
@@ -258,58 +275,6 @@ public final class Common {
         Package p = ActiveMQConnectionFactory.class.getPackage();
         String v = p == null ? null : p.getImplementationVersion();
         return v == null ? LIBRARY_VERSION : v;
-    }
-
-    static String help(String role, Program program) {
-        boolean p = role.equals("producer");
-        StringBuilder b = new StringBuilder();
-        b.append("usage: java -cp clients/java/target/classes:clients/java/target/lib/* ")
-         .append(program.mainClass()).append(" --url URL --destinations Q1[,Q2...] [options]\n\n")
-         .append(p ? "Sends bursts of BytesMessages over OpenWire (activemq-client, JMS) to queues.\n"
-                   : "Receives messages over OpenWire (activemq-client, JMS) from queues, recording each.\n")
-         .append("Options take '--name value' or '--name=value'. See clients/contract.md.\n\n")
-         .append("  --url URL              tcp://HOST:PORT, ssl://HOST:PORT, nio://HOST:PORT or failover:(URL,...)[?opts]\n")
-         .append("  --destinations LIST    comma-separated queue names (required)\n")
-         .append(p ? "  --count N              messages per burst (default 1000, >= 1)\n"
-                   : "  --count N              stop after N x bursts messages (default 1000; 0 = until stopped)\n")
-         .append(p ? "  --size BYTES           body size, 1..67108864 (default 6)\n"
-                   : "  --size BYTES           accepted and ignored (the body size is whatever arrives)\n")
-         .append("  --bursts B             number of bursts (default 1)\n");
-        if (p) {
-            b.append("  --persistent           persistent delivery (sent synchronously unless --async-send)\n")
-             .append("  --async-send           send persistent messages asynchronously too (useAsyncSend); the\n")
-             .append("                         last message of each burst is still confirmed before 'burst'\n")
-             .append("  --rate R               messages/s (0 = as fast as possible); bb_sent_ns = intended time\n")
-             .append("  --duration S           seconds per burst instead of --count messages (0 = off)\n");
-        } else {
-            b.append("  --ack MODE             auto (one acknowledgement per message, after the listener),\n")
-             .append("                         client (cumulative, every ceil(prefetch/2)), client-individual, dups-ok\n")
-             .append("  --prefetch N           queue prefetch, 1..32767 (default 1000)\n");
-        }
-        for (String[] f : program.flags()) {
-            if (f[1].indexOf(role.charAt(0)) < 0) continue;
-            for (int i = 2; i < f.length; i++) b.append(f[i]).append('\n');
-        }
-        b.append("  --tx-batch N           transacted session, commit every N messages (default 0 = none)\n")
-         .append("  --id ID                process id [A-Za-z0-9_.-]{1,64} (default ").append(p ? "p1" : "c1").append(")\n");
-        if (p) {
-            b.append("  --nonce NONCE          run nonce [A-Za-z0-9]{1,32} (default 0), sent as property bb_nonce;\n")
-             .append("                         every message also carries bb_crc32, the CRC-32 of its body (8 hex)\n");
-        }
-        b
-         .append("  --records PATH         write the raw records (TSV) there when stopping\n")
-         .append(p ? "  --gate                 read 'go' (send next burst) / 'stop' from stdin\n"
-                   : "  --gate                 run until 'stop' or EOF on stdin\n")
-         .append("  --user U, --password P broker credentials\n")
-         .append("  --ca FILE              PEM CA that signed the broker's TLS certificate (ssl:// URLs)\n")
-         .append("  --connect-timeout S    give up connecting after S seconds, exit 3 (default 10)\n")
-         .append("  --failover LIST        more addresses in --url's scheme: failover:(URL,LIST)?randomize=false&...\n")
-         .append("  --version              print a JSON line naming client, library and runtime\n")
-         .append("  --help                 this text\n\n")
-         .append("stdout carries JSON lines only (ready, tick, ").append(p ? "burst, " : "").append("done); logs go to stderr\n")
-         .append("(slf4j-simple, level warn: -Dorg.slf4j.simpleLogger.defaultLogLevel=info for more).\n")
-         .append("Exit codes: 0 done, 1 failed after start, 2 bad arguments, 3 cannot connect/authenticate.\n");
-        return b.toString();
     }
 
     // ------------------------------------------------------------------ stdout
