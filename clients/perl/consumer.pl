@@ -79,14 +79,9 @@ sub commit_tx {
 }
 
 # One MESSAGE frame: keep what the records need, acknowledge as the mode says. The hot path
-# is the harness's cost on top of Net::Stomp's, so it keeps only a timestamp, the eight header
-# values the records need joined into one string, and the body (a large body: its length and
-# CRC-32); the records are made at stop. One string, not the frame's headers hash: keeping
-# every frame's hash (about 2 KB each) cost more than the join (docs/perf.md, Net::Stomp).
-# Newline separates: a STOMP header value cannot contain one.
-my @KEEP_HEADERS = qw(bb_producer bb_seq bb_burst bb_sent_ns bb_nonce bb_crc32 redelivered destination);
-my @raw;       # "recv_ns\nheader values"
-my @bodies;    # the body, or [length, CRC-32, first 6 bytes]
+# is the harness's cost on top of Net::Stomp's, so it keeps only a timestamp, the frame's
+# headers and its body (a large body: its length and CRC-32); the records are made at stop.
+my @raw;
 my $KEEP_BODY = 4096;
 
 sub on_message {
@@ -95,13 +90,9 @@ sub on_message {
     $now = $s * 1000000000 + $us * 1000;
     my $h = $f->headers;
     my $body = $f->body;
-    {
-        no warnings 'uninitialized';    # a missing header is kept empty: foreign at stop
-        push @raw, join("\n", $now, @$h{@KEEP_HEADERS});
-    }
-    push @bodies, length($body) <= $KEEP_BODY
-      ? $body
-      : [length($body), Compress::Raw::Zlib::crc32($body), substr($body, 0, 6)];
+    push @raw, length($body) <= $KEEP_BODY
+      ? [$now, $h, $body]
+      : [$now, $h, undef, length($body), Compress::Raw::Zlib::crc32($body), substr($body, 0, 6)];
     $stop = 1 if defined $h->{bb_seq} && ++$seen == $target;
     return unless $mode;
     if ($mode == 2) {
@@ -137,13 +128,8 @@ sub other_frame {
 # parse) is foreign; body_ok says whether the body starts with the counter's digits.
 sub make_records {
     no warnings 'uninitialized';    # a missing header makes the line fail the check: foreign
-    for my $i (0 .. $#raw) {
-        my ($t, @v) = split /\n/, $raw[$i], 1 + @KEEP_HEADERS;
-        my %h;
-        @h{@KEEP_HEADERS} = map { $_ eq '' ? undef : $_ } @v;
-        my $h = \%h;
-        my ($body, $len, $crc, $b6) = ($bodies[$i]);
-        ($body, $len, $crc, $b6) = (undef, @$body) if ref $body;
+    for my $r (@raw) {
+        my ($t, $h, $body, $len, $crc, $b6) = @$r;
         my $line = "$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}";
         unless ($line =~ /^[A-Za-z0-9_.-]{1,64}\t(\d{1,18})\t\d{1,18}\t\d{1,19}\z/) {
             $foreign++;
@@ -164,7 +150,6 @@ sub make_records {
         $received++;
     }
     @raw = ();
-    @bodies = ();
 }
 
 my $stdin = $o->{gate} ? StdinLines->new : undef;
