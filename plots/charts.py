@@ -51,10 +51,6 @@ def _color(label: str):
     return st["color"] if st else None
 
 
-def _thousands(ax, axis: str = "y") -> None:
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(style.NUMBER)
-
-
 def _ref_label(ax, y: float, text: str, x: float = 1.0, ha: str = "right") -> None:
     """A reference line's label just above it (at the right edge by default); the label
     placer moves it off any other text."""
