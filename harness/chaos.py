@@ -1355,10 +1355,6 @@ def main(args) -> int:
 
     from harness import results as res
 
-    if args.scenario == "soak":
-        from harness import soak
-
-        return soak.main(args)
     if args.scenario != "all" and args.scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {args.scenario!r} (have: {', '.join(SCENARIOS)}, "
                          "all)")

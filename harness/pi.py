@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from harness import brokers, clients, paths, results
+from harness import brokers, clients, paths, profiles, results
 from harness.procs import Child, Interrupted, Supervisor
 
 TOLERANCE = 1e-9
@@ -79,9 +79,7 @@ class PiConfig:
 
     @classmethod
     def from_profile(cls, profile: str) -> PiConfig:
-        from harness import sweep
-
-        doc = (sweep.load_profile(profile).get("studies") or {}).get("pi")
+        doc = (profiles.load_profile(profile).get("studies") or {}).get("pi")
         if not isinstance(doc, dict):
             raise StudyError(f"profile {profile} has no studies.pi section")
         known = set(cls.__dataclass_fields__)

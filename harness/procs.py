@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import os
 import pwd
 import queue
@@ -142,6 +143,23 @@ def _proc_stats() -> dict[int, tuple[int, int]]:
         except (OSError, IndexError, ValueError):
             continue
     return out
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine has been busy (every core, every process), /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            vals = [int(v) for v in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return math.nan
+    idle = vals[3] + vals[4]  # idle + iowait
+    return (sum(vals) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def harness_cpu_seconds() -> float:
+    """CPU seconds (user + system) this process has used so far."""
+    t = os.times()
+    return t.user + t.system
 
 
 class Supervisor:

@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from harness import brokers, clients, measure, paths, results
+from harness import brokers, clients, measure, paths, profiles, results
 from harness.procs import Interrupted, Supervisor
 
 BRIDGE = paths.ROOT / "akka-bridge"
@@ -59,9 +59,7 @@ class ReqReplyConfig:
 
     @classmethod
     def from_profile(cls, profile: str) -> ReqReplyConfig:
-        from harness import sweep
-
-        doc = (sweep.load_profile(profile).get("studies") or {}).get("reqreply")
+        doc = (profiles.load_profile(profile).get("studies") or {}).get("reqreply")
         if not isinstance(doc, dict):
             raise StudyError(f"profile {profile} has no studies.reqreply section")
         unknown = set(doc) - set(cls.__dataclass_fields__)

@@ -22,11 +22,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness import brokers, browser, clients, live, measure, topology
-from harness.procs import Child, Interrupted, Supervisor
-
-
-class PointFailed(RuntimeError):
-    """A point could not be measured (a process failed, timed out, or lost messages)."""
+from harness.errors import PointFailed
+from harness.procs import (
+    Child,
+    Interrupted,
+    Supervisor,
+    harness_cpu_seconds,
+    machine_busy_seconds,
+)
 
 
 @dataclass
@@ -537,7 +540,7 @@ class Runner:
         total_per_burst = spec.count * len(producers)
         for b in range(0 if spec.duration else spec.bursts):
             cpu0 = {c.name: c.cpu_seconds_now() for c in everyone}
-            machine0, harness0 = _machine_busy_seconds(), _harness_cpu_seconds()
+            machine0, harness0 = machine_busy_seconds(), harness_cpu_seconds()
             w0 = time.monotonic()
             live.burst(b)
             for p in producers:
@@ -557,8 +560,8 @@ class Runner:
                     cpu[c.name] = round((now - cpu0[c.name]) / wall, 3)
             self.outcome.burst_cpu.append({
                 "burst": b, "wall_s": round(wall, 3), "cpu_share": cpu,
-                "harness_share": round((_harness_cpu_seconds() - harness0) / wall, 3),
-                "machine_busy_cores": round((_machine_busy_seconds() - machine0) / wall, 3)})
+                "harness_share": round((harness_cpu_seconds() - harness0) / wall, 3),
+                "machine_busy_cores": round((machine_busy_seconds() - machine0) / wall, 3)})
             self.progress(
                 f"burst {b + 1}/{spec.bursts}: {sum(received.values())}/{target} received"
             )
@@ -819,22 +822,6 @@ def _witness_of(outcome: Outcome, acc: measure.Accounting) -> dict:
         return {"available": False, "why": "the point ended before the brokers were read",
                 "readings": outcome.broker_counts}
     return {"available": True, **measure.witness(end, acc), "readings": outcome.broker_counts}
-
-
-def _machine_busy_seconds() -> float:
-    """CPU seconds the whole machine has been busy (every core, every process), /proc/stat."""
-    try:
-        with open("/proc/stat") as f:
-            vals = [int(v) for v in f.readline().split()[1:9]]
-    except (OSError, ValueError):
-        return math.nan
-    idle = vals[3] + vals[4]  # idle + iowait
-    return (sum(vals) - idle) / os.sysconf("SC_CLK_TCK")
-
-
-def _harness_cpu_seconds() -> float:
-    t = os.times()
-    return t.user + t.system
 
 
 def _busiest(outcome: Outcome, counted: set[int]) -> dict:
