@@ -238,24 +238,14 @@ def _wait_all(
 ) -> dict[str, dict]:
     """Wait until every child has printed ``event``; fail fast if one exits first."""
     got: dict[str, dict] = {}
-    deadline = time.monotonic() + timeout
     names = {c.name for c in children}
-    while len(got) < len(children):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            waiting = sorted(names - got.keys())
-            raise PointFailed(
-                f"timed out after {timeout:.0f} s waiting for '{event}' from {', '.join(waiting)}"
-            )
-        item = sup.wait_event(min(left, 0.5))
-        if item is None:
-            continue
-        child, ev = item
+
+    def take(child: Child, ev: dict) -> None:
         kind = ev.get("event")
         if child.name in names and kind == event:
             got[child.name] = ev
         elif kind == "exit" and child.name in got and ev["code"] == 0:
-            continue  # finished after saying what we waited for
+            return  # finished after saying what we waited for
         elif kind == "exit" and child.name in names and child.name not in got:
             raise PointFailed(
                 f"{child.name} exited with {ev['code']} before '{event}': "
@@ -265,6 +255,12 @@ def _wait_all(
             raise PointFailed(f"{child.name} exited with {ev['code']}: {child.last_error()}")
         elif on_other:
             on_other(child, ev)
+
+    if not sup.wait_until(lambda: len(got) >= len(children), timeout, take):
+        waiting = sorted(names - got.keys())
+        raise PointFailed(
+            f"timed out after {timeout:.0f} s waiting for '{event}' from {', '.join(waiting)}"
+        )
     return got
 
 
@@ -422,19 +418,19 @@ class Runner:
             return
         have = {n: 0 for n in want}
         by_child = {b.child.name: n for n, b in self.brokers.items()}
-        deadline = time.monotonic() + self.spec.ready_timeout
-        while any(have[n] < want[n] for n in want):
-            item = sup.wait_event(max(0.0, deadline - time.monotonic()))
-            if item is None or time.monotonic() > deadline:
-                raise PointFailed(f"network of brokers not connected after "
-                                  f"{self.spec.ready_timeout:.0f} s: bridges {have}, "
-                                  f"expected {want}")
-            child, ev = item
+
+        def take(child: Child, ev: dict) -> None:
             name = by_child.get(child.name)
             if ev.get("event") == "bridges" and name in have:
                 have[name] = int(ev.get("active", 0))
             elif ev.get("event") == "exit":
                 raise PointFailed(f"{child.name} exited with {ev['code']}: {child.last_error()}")
+
+        if not sup.wait_until(lambda: all(have[n] >= want[n] for n in want),
+                              self.spec.ready_timeout, take):
+            raise PointFailed(f"network of brokers not connected after "
+                              f"{self.spec.ready_timeout:.0f} s: bridges {have}, "
+                              f"expected {want}")
         self.progress(f"network connected: {sum(have.values())} bridge(s)")
 
     # -- the point's life --------------------------------------------------------------------
