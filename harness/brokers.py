@@ -301,11 +301,27 @@ def wait_ready(
 ) -> None:
     probe = probe or port_accepts
     deadline = time.monotonic() + timeout
-    said_ready = False
+    child = broker.child
+    said_ready: list[bool] = []
     others: list = []  # other children's events, returned in order for whoever waits on them
+
+    def take(who: Child, e: dict) -> None:
+        if who is not child:
+            others.append((who, e))
+        elif e.get("event") == "ready":
+            broker.version = e.get("version", broker.version)
+            said_ready.append(True)
+        elif e.get("event") == "exit":
+            raise BrokerError(
+                f"broker {broker.spec.name} exited with {e['code']} before ready: "
+                f"{_why(child)} (log: {child.log_path})"
+            )
+
     try:
-        while not said_ready:
-            said_ready = _ready_event(sup, broker, deadline, timeout, others)
+        if not sup.wait_until(lambda: bool(said_ready), timeout, take, poll=timeout):
+            raise BrokerError(
+                f"broker {broker.spec.name} not ready after {timeout:.0f} s (log: {child.log_path})"
+            )
     finally:
         sup.put_back(others)
     while not all(probe(broker.spec.host, p) for p in broker.ports):
@@ -314,29 +330,6 @@ def wait_ready(
                 f"broker {broker.spec.name} said ready but ports {broker.ports} do not accept"
             )
         time.sleep(0.05)
-
-
-def _ready_event(sup: Supervisor, broker: Broker, deadline: float, timeout: float,
-                 others: list) -> bool:
-    child = broker.child
-    while True:
-        ev = sup.wait_event(deadline - time.monotonic())
-        if ev is None:
-            raise BrokerError(
-                f"broker {broker.spec.name} not ready after {timeout:.0f} s (log: {child.log_path})"
-            )
-        who, e = ev
-        if who is not child:
-            others.append(ev)
-            continue
-        if e.get("event") == "ready":
-            broker.version = e.get("version", broker.version)
-            return True
-        if e.get("event") == "exit":
-            raise BrokerError(
-                f"broker {broker.spec.name} exited with {e['code']} before ready: "
-                f"{_why(child)} (log: {child.log_path})"
-            )
 
 
 def _why(child: Child) -> str:

@@ -458,9 +458,11 @@ class Chaos:
     def pump(self, timeout: float) -> None:
         """Take at most one event (waiting up to ``timeout``) and act on it."""
         item = self.sup.wait_event(timeout)
-        if item is None:
-            return
-        child, ev = item
+        if item is not None:
+            self.on_event(*item)
+
+    def on_event(self, child: Child, ev: dict) -> None:
+        """Act on one event: a broker's or a client's."""
         kind = ev.get("event")
         what = self.broker_children.get(id(child))
         if what is not None:
@@ -520,12 +522,8 @@ class Chaos:
             life.child.send("go")
 
     def wait_until(self, pred, timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while not pred():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise ChaosFailed(f"timed out after {timeout:.0f} s waiting for {what}")
-            self.pump(min(left, 0.2))
+        if not self.sup.wait_until(pred, timeout, self.on_event, poll=0.2):
+            raise ChaosFailed(f"timed out after {timeout:.0f} s waiting for {what}")
 
     def pause(self, seconds: float) -> None:
         """Handle events for ``seconds``."""
@@ -1356,10 +1354,6 @@ def main(args) -> int:
 
     from harness import results as res
 
-    if args.scenario == "soak":
-        from harness import soak
-
-        return soak.main(args)
     if args.scenario != "all" and args.scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {args.scenario!r} (have: {', '.join(SCENARIOS)}, "
                          "all)")

@@ -401,6 +401,10 @@ def cmd_compare(args) -> int:
 
 
 def cmd_chaos(args) -> int:
+    if args.scenario == "soak":
+        from harness import soak
+
+        return soak.main(args)
     from harness import chaos
 
     return chaos.main(args)

@@ -266,10 +266,6 @@ def tuned_clients() -> list[Client]:
     return [c for c in REGISTRY if c.tuned]
 
 
-def stock_clients() -> list[Client]:
-    return [c for c in REGISTRY if not c.tuned]
-
-
 class UnknownClient(ValueError):
     pass
 
@@ -323,13 +319,6 @@ def resolve(spec: str) -> Resolved:
             f"client {c.name} has no transport {transport!r} (it has: {', '.join(c.transports)})"
         )
     return Resolved(TRANSPORT_PROGRAMS.get((c.name, transport), c), transport)
-
-
-def parse_list(text: str) -> list[Resolved]:
-    specs = [s for s in text.split(",") if s.strip()]
-    if not specs:
-        raise UnknownClient("empty client list")
-    return [resolve(s) for s in specs]
 
 
 @cache

@@ -29,7 +29,6 @@ FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1)
 BISECTIONS = 2
 DEFAULT_DURATION = 10.0  # seconds measured per probe when the spec has none
 DEFAULT_WARMUP = 3.0
-DEFAULT_BOUND_MS = 50.0
 
 
 def holds(doc: dict, bound_ms: float) -> tuple[bool, str]:

@@ -294,9 +294,6 @@ class Placement:
     def probe(self, host: str, port: int) -> bool:
         return self._probe(host, port)
 
-    def used_hosts(self, placement: dict[str, str]) -> list[str]:
-        return sorted(set(placement.values()))
-
     def measure_clocks(self, at: str, hosts: list[str]) -> None:
         """Each host's clock offset, NTP-style over SSH (``at``: ``before`` or ``after``)."""
         for h in hosts:

@@ -39,11 +39,6 @@ HDR_MAX_US = 3_600_000_000  # an hour: anything slower is recorded as an hour
 
 
 @dataclass
-class ProducerRecords:
-    seqs: list[tuple[str, int, int, int]] = field(default_factory=list)  # producer, seq, burst, ns
-
-
-@dataclass
 class ConsumerRecord:
     producer: str
     seq: int

@@ -29,7 +29,7 @@ import uuid
 from pathlib import Path
 
 from harness import brokers, clients, measure, options, paths, results
-from harness.procs import Supervisor
+from harness.procs import ChildExited, Supervisor
 
 
 class PerfError(RuntimeError):
@@ -95,22 +95,27 @@ def _run_to_end(sup: Supervisor, name: str, argv: list[str], timeout: float,
         sampler.start()
         cpu.append(sampler)
     evs: list[dict] = []
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            item = sup.wait_event(max(0.0, deadline - time.monotonic()))
-            if item is None:
-                sup.stop(child)
-                raise PerfError(f"{name} did not finish within {timeout:.0f} s "
-                                f"(log: {child.log_path})")
-            who, ev = item
-            if who is not child:
-                continue
-            if ev.get("event") == "exit":
-                if ev["code"] != 0:
-                    raise PerfError(f"{name} exited with {ev['code']}: {child.last_error()}")
-                return evs
+    exited: list[int] = []
+
+    def take(who, ev: dict) -> None:
+        if who is not child:
+            return
+        if ev.get("event") == "exit":
+            exited.append(ev["code"])
+        else:
             evs.append(ev)
+
+    try:
+        try:
+            ok = sup.wait_until(lambda: bool(exited), timeout, take, watch=[child],
+                                poll=timeout)
+        except ChildExited as e:
+            raise PerfError(f"{name} exited with {e.code}: {child.last_error()}") from None
+        if not ok:
+            sup.stop(child)
+            raise PerfError(f"{name} did not finish within {timeout:.0f} s "
+                            f"(log: {child.log_path})")
+        return evs
     finally:
         if sampler is not None:
             sampler.halt.set()
@@ -125,25 +130,22 @@ def _run_together(sup: Supervisor, consumer: tuple[str, list[str]], producer: tu
     children = {consumer[0]: sup.start(consumer[0], consumer[1], role="perf")}
     evs: dict[str, list[dict]] = {consumer[0]: [], producer[0]: []}
 
+    def take(who, ev: dict) -> None:
+        name = next((n for n, c in children.items() if c is who), None)
+        if name is None:
+            return
+        if ev.get("event") == "exit" and ev["code"] != 0:
+            for c in children.values():
+                sup.stop(c)
+            raise PerfError(f"{name} exited with {ev['code']}: {who.last_error()}")
+        evs[name].append(ev)
+
     def pump(until) -> None:
-        while not until():
-            item = sup.wait_event(min(0.2, max(0.0, deadline - time.monotonic())))
-            if item is None:
-                if time.monotonic() >= deadline:
-                    for c in children.values():
-                        sup.stop(c)
-                    raise PerfError(f"{' and '.join(children)} did not finish within "
-                                    f"{timeout:.0f} s (logs: {sup.log_dir})")
-                continue
-            who, ev = item
-            name = next((n for n, c in children.items() if c is who), None)
-            if name is None:
-                continue
-            if ev.get("event") == "exit" and ev["code"] != 0:
-                for c in children.values():
-                    sup.stop(c)
-                raise PerfError(f"{name} exited with {ev['code']}: {who.last_error()}")
-            evs[name].append(ev)
+        if not sup.wait_until(until, deadline - time.monotonic(), take, poll=0.2):
+            for c in children.values():
+                sup.stop(c)
+            raise PerfError(f"{' and '.join(children)} did not finish within "
+                            f"{timeout:.0f} s (logs: {sup.log_dir})")
 
     c = children[consumer[0]]
     pump(lambda: subscribed(c, evs[consumer[0]]))

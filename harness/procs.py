@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import os
 import pwd
 import queue
@@ -19,6 +20,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +58,16 @@ class Interrupted(Exception):
     def __init__(self, signum: int):
         super().__init__(f"interrupted by {signal.Signals(signum).name}")
         self.signum = signum
+
+
+class ChildExited(RuntimeError):
+    """A child the caller watched exited with a non-zero code while it waited."""
+
+    def __init__(self, child: Child, code: int | None):
+        super().__init__(f"{child.name} exited with {code}: "
+                         f"{child.last_error() or 'no message'} (log: {child.log_path})")
+        self.child = child
+        self.code = code
 
 
 @dataclass
@@ -142,6 +154,23 @@ def _proc_stats() -> dict[int, tuple[int, int]]:
         except (OSError, IndexError, ValueError):
             continue
     return out
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine has been busy (every core, every process), /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            vals = [int(v) for v in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return math.nan
+    idle = vals[3] + vals[4]  # idle + iowait
+    return (sum(vals) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def harness_cpu_seconds() -> float:
+    """CPU seconds (user + system) this process has used so far."""
+    t = os.times()
+    return t.user + t.system
 
 
 class Supervisor:
@@ -266,6 +295,35 @@ class Supervisor:
             return self.events.get(timeout=max(0.0, timeout))
         except queue.Empty:
             return None
+
+    def wait_until(
+        self,
+        done: Callable[[], bool],
+        timeout: float,
+        on_event: Callable[[Child, dict], None] | None = None,
+        *,
+        watch: Iterable[Child] = (),
+        poll: float = 0.5,
+    ) -> bool:
+        """Hand every event to ``on_event`` until ``done()`` holds (True) or ``timeout``
+        seconds pass (False): the one wait of the harness. A child of ``watch`` that exits
+        with a non-zero code raises ``ChildExited``; ``on_event`` may raise to end the wait
+        on anything else. ``done()`` is asked again at least every ``poll`` seconds."""
+        deadline = time.monotonic() + timeout
+        watched = {id(c) for c in watch}
+        while not done():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            item = self.wait_event(min(left, poll))
+            if item is None:
+                continue
+            child, ev = item
+            if ev.get("event") == "exit" and id(child) in watched and ev.get("code") != 0:
+                raise ChildExited(child, ev.get("code"))
+            if on_event is not None:
+                on_event(child, ev)
+        return True
 
     def put_back(self, items: list[tuple[Child, dict]]) -> None:
         """Return events taken out of turn to the front of the queue, in their order."""

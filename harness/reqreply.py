@@ -15,8 +15,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from harness import brokers, clients, measure, paths, results
-from harness.procs import Interrupted, Supervisor
+from harness import brokers, clients, measure, paths, profiles, results
+from harness.procs import ChildExited, Interrupted, Supervisor
 
 BRIDGE = paths.ROOT / "akka-bridge"
 MODES = ("temp-queue", "reused-queue", "actor-ask")
@@ -59,9 +59,7 @@ class ReqReplyConfig:
 
     @classmethod
     def from_profile(cls, profile: str) -> ReqReplyConfig:
-        from harness import sweep
-
-        doc = (sweep.load_profile(profile).get("studies") or {}).get("reqreply")
+        doc = (profiles.load_profile(profile).get("studies") or {}).get("reqreply")
         if not isinstance(doc, dict):
             raise StudyError(f"profile {profile} has no studies.reqreply section")
         unknown = set(doc) - set(cls.__dataclass_fields__)
@@ -102,23 +100,25 @@ def run_point(sup: Supervisor, broker, cfg: ReqReplyConfig, mode: str, payload: 
     child = sup.start(f"reqreply-{tag}", argv, role="reqreply")
     out: dict = {}
     n = cfg.requests + cfg.warmup
-    deadline = time.monotonic() + 120 + n * (0.05 + payload * 2e-7)
+    timeout = 120 + n * (0.05 + payload * 2e-7)
+    exited: list[int] = []
+
+    def take(c, ev: dict) -> None:
+        if c is not child:
+            return
+        if "ops_per_s" in ev:
+            out.clear()
+            out.update(ev)
+        if ev.get("event") == "exit":
+            exited.append(ev.get("code"))
+
     try:
-        while True:
-            item = sup.wait_event(max(0.0, deadline - time.monotonic()))
-            if item is None:
-                doc["errors"].append("timed out")
-                break
-            c, ev = item
-            if c is not child:
-                continue
-            if "ops_per_s" in ev:
-                out = ev
-            if ev.get("event") == "exit":
-                if ev.get("code") != 0:
-                    doc["errors"].append(f"ReqReply exited with {ev.get('code')}: "
-                                         f"{child.last_error()} (log: {child.log_path})")
-                break
+        if not sup.wait_until(lambda: bool(exited), timeout, take, watch=[child],
+                              poll=timeout):
+            doc["errors"].append("timed out")
+    except ChildExited as e:
+        doc["errors"].append(f"ReqReply exited with {e.code}: "
+                             f"{child.last_error()} (log: {child.log_path})")
     finally:
         sup.stop(child, grace=5)
     if out and not doc["errors"]:

@@ -22,11 +22,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness import brokers, browser, clients, live, measure, options, topology
-from harness.procs import Child, Interrupted, Supervisor
-
-
-class PointFailed(RuntimeError):
-    """A point could not be measured (a process failed, timed out, or lost messages)."""
+from harness.errors import PointFailed
+from harness.procs import (
+    Child,
+    Interrupted,
+    Supervisor,
+    harness_cpu_seconds,
+    machine_busy_seconds,
+)
 
 
 @dataclass
@@ -247,24 +250,14 @@ def _wait_all(
 ) -> dict[str, dict]:
     """Wait until every child has printed ``event``; fail fast if one exits first."""
     got: dict[str, dict] = {}
-    deadline = time.monotonic() + timeout
     names = {c.name for c in children}
-    while len(got) < len(children):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            waiting = sorted(names - got.keys())
-            raise PointFailed(
-                f"timed out after {timeout:.0f} s waiting for '{event}' from {', '.join(waiting)}"
-            )
-        item = sup.wait_event(min(left, 0.5))
-        if item is None:
-            continue
-        child, ev = item
+
+    def take(child: Child, ev: dict) -> None:
         kind = ev.get("event")
         if child.name in names and kind == event:
             got[child.name] = ev
         elif kind == "exit" and child.name in got and ev["code"] == 0:
-            continue  # finished after saying what we waited for
+            return  # finished after saying what we waited for
         elif kind == "exit" and child.name in names and child.name not in got:
             raise PointFailed(
                 f"{child.name} exited with {ev['code']} before '{event}': "
@@ -274,6 +267,12 @@ def _wait_all(
             raise PointFailed(f"{child.name} exited with {ev['code']}: {child.last_error()}")
         elif on_other:
             on_other(child, ev)
+
+    if not sup.wait_until(lambda: len(got) >= len(children), timeout, take):
+        waiting = sorted(names - got.keys())
+        raise PointFailed(
+            f"timed out after {timeout:.0f} s waiting for '{event}' from {', '.join(waiting)}"
+        )
     return got
 
 
@@ -431,19 +430,19 @@ class Runner:
             return
         have = {n: 0 for n in want}
         by_child = {b.child.name: n for n, b in self.brokers.items()}
-        deadline = time.monotonic() + self.spec.ready_timeout
-        while any(have[n] < want[n] for n in want):
-            item = sup.wait_event(max(0.0, deadline - time.monotonic()))
-            if item is None or time.monotonic() > deadline:
-                raise PointFailed(f"network of brokers not connected after "
-                                  f"{self.spec.ready_timeout:.0f} s: bridges {have}, "
-                                  f"expected {want}")
-            child, ev = item
+
+        def take(child: Child, ev: dict) -> None:
             name = by_child.get(child.name)
             if ev.get("event") == "bridges" and name in have:
                 have[name] = int(ev.get("active", 0))
             elif ev.get("event") == "exit":
                 raise PointFailed(f"{child.name} exited with {ev['code']}: {child.last_error()}")
+
+        if not sup.wait_until(lambda: all(have[n] >= want[n] for n in want),
+                              self.spec.ready_timeout, take):
+            raise PointFailed(f"network of brokers not connected after "
+                              f"{self.spec.ready_timeout:.0f} s: bridges {have}, "
+                              f"expected {want}")
         self.progress(f"network connected: {sum(have.values())} bridge(s)")
 
     # -- the point's life --------------------------------------------------------------------
@@ -539,7 +538,7 @@ class Runner:
         total_per_burst = spec.count * len(producers)
         for b in range(0 if spec.duration else spec.bursts):
             cpu0 = {c.name: c.cpu_seconds_now() for c in everyone}
-            machine0, harness0 = _machine_busy_seconds(), _harness_cpu_seconds()
+            machine0, harness0 = machine_busy_seconds(), harness_cpu_seconds()
             w0 = time.monotonic()
             live.burst(b)
             for p in producers:
@@ -559,8 +558,8 @@ class Runner:
                     cpu[c.name] = round((now - cpu0[c.name]) / wall, 3)
             self.outcome.burst_cpu.append({
                 "burst": b, "wall_s": round(wall, 3), "cpu_share": cpu,
-                "harness_share": round((_harness_cpu_seconds() - harness0) / wall, 3),
-                "machine_busy_cores": round((_machine_busy_seconds() - machine0) / wall, 3)})
+                "harness_share": round((harness_cpu_seconds() - harness0) / wall, 3),
+                "machine_busy_cores": round((machine_busy_seconds() - machine0) / wall, 3)})
             self.progress(
                 f"burst {b + 1}/{spec.bursts}: {sum(received.values())}/{target} received"
             )
@@ -821,22 +820,6 @@ def _witness_of(outcome: Outcome, acc: measure.Accounting) -> dict:
         return {"available": False, "why": "the point ended before the brokers were read",
                 "readings": outcome.broker_counts}
     return {"available": True, **measure.witness(end, acc), "readings": outcome.broker_counts}
-
-
-def _machine_busy_seconds() -> float:
-    """CPU seconds the whole machine has been busy (every core, every process), /proc/stat."""
-    try:
-        with open("/proc/stat") as f:
-            vals = [int(v) for v in f.readline().split()[1:9]]
-    except (OSError, ValueError):
-        return math.nan
-    idle = vals[3] + vals[4]  # idle + iowait
-    return (sum(vals) - idle) / os.sysconf("SC_CLK_TCK")
-
-
-def _harness_cpu_seconds() -> float:
-    t = os.times()
-    return t.user + t.system
 
 
 def _busiest(outcome: Outcome, counted: set[int]) -> dict:

@@ -30,6 +30,8 @@ import time
 from bisect import bisect_left
 
 from harness import measure
+from harness.errors import PointFailed
+from harness.procs import harness_cpu_seconds, machine_busy_seconds
 
 WIDTHS = (1.0, 10.0)  # window widths in seconds
 # seconds between two readings of the brokers' counters: two per 1 s window, so that a reading
@@ -63,8 +65,6 @@ def parse_seconds(text: str) -> float:
 def drive(runner, sup, producers, consumers, received: dict, note, everyone) -> None:
     """One timed burst: every producer sends for warm-up + duration, the consumers drain,
     the brokers' counters are read twice a second throughout."""
-    from harness.run import PointFailed
-
     spec = runner.spec
     out = runner.outcome
     confirmations: dict[str, dict] = {}
@@ -98,8 +98,6 @@ def drive(runner, sup, producers, consumers, received: dict, note, everyone) -> 
         p.send("go")
     next_sample = go + SAMPLE_EVERY
     deadline = go + span * 2 + 60
-    from harness.run import _harness_cpu_seconds, _machine_busy_seconds
-
     while len(confirmations) < len(producers):
         now = time.monotonic()
         if now > deadline:
@@ -108,7 +106,7 @@ def drive(runner, sup, producers, consumers, received: dict, note, everyone) -> 
             )
         if w0 is None and now - go >= spec.warmup:  # the measured period starts
             cpu0 = {c.name: c.cpu_seconds_now() for c in everyone}
-            machine0, harness0, w0 = _machine_busy_seconds(), _harness_cpu_seconds(), now
+            machine0, harness0, w0 = machine_busy_seconds(), harness_cpu_seconds(), now
         item = sup.wait_event(max(0.0, min(next_sample - now, 0.25)))
         if item is not None:
             on_event(*item)
@@ -129,8 +127,8 @@ def drive(runner, sup, producers, consumers, received: dict, note, everyone) -> 
                     "burst": 0,
                     "wall_s": round(wall, 3),
                     "cpu_share": cpu,
-                    "harness_share": round((_harness_cpu_seconds() - harness0) / wall, 3),
-                    "machine_busy_cores": round((_machine_busy_seconds() - machine0) / wall, 3),
+                    "harness_share": round((harness_cpu_seconds() - harness0) / wall, 3),
+                    "machine_busy_cores": round((machine_busy_seconds() - machine0) / wall, 3),
                 }
             )
     target = sum(int(e["sent"]) for e in confirmations.values())

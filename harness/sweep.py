@@ -12,17 +12,13 @@ import time
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-import yaml
 
-from harness import paths, results
+from harness import results
+from harness.profiles import ProfileError, load_profile
 from harness.procs import Interrupted
 from harness.run import PointFailed, PointSpec
 
 _SPEC_KEYS = {f.name for f in fields(PointSpec)}
-
-
-class ProfileError(ValueError):
-    pass
 
 
 @dataclass
@@ -36,21 +32,6 @@ class Point:
     # find-max: the p99 bound; the point is the search's flood probe, the search writes the
     # other probes itself (harness/findmax.py)
     find_max: float | None = None
-
-
-def profile_names() -> list[str]:
-    return sorted(p.stem for p in paths.PROFILES.glob("*.yaml"))
-
-
-def load_profile(name: str) -> dict:
-    path = paths.PROFILES / f"{name}.yaml"
-    if not path.exists():
-        raise ProfileError(f"unknown profile {name!r} (have: {', '.join(profile_names())})")
-    doc = yaml.safe_load(path.read_text())
-    if not isinstance(doc, dict) or not isinstance(doc.get("axes"), dict):
-        raise ProfileError(f"{path}: expected a mapping with 'axes'")
-    doc["name"] = name
-    return doc
 
 
 def _spec(params: dict, where: str) -> PointSpec:

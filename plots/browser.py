@@ -10,16 +10,16 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from plots import style
-from plots.charts import (
-    _busiest_note,
-    _finish,
-    _mark_not_drawn,
-    _not_drawn,
-    _num,
-    _rates,
-    _series,
-    _styles,
-    _whisker,
+from plots.figure import (
+    busiest_note,
+    finish_chart,
+    mark_not_drawn,
+    not_drawn,
+    num,
+    rates,
+    series_of,
+    styles_of,
+    whisker,
 )
 
 # (flood axis, paced axis, x key, x label, log x, file)
@@ -45,18 +45,18 @@ def render(manifest: dict, by_axis: dict[str, list[dict]], charts: Path) -> list
 
 def chart(manifest, flood, paced, x_key: str, xlabel: str, logx: bool, path: Path) -> Path:
     fig, (left, right) = plt.subplots(1, 2, figsize=(14, 5))
-    flood_series, paced_series = _series(flood, x_key), _series(paced, x_key)
-    styles = _styles({**paced_series, **flood_series})
+    flood_series, paced_series = series_of(flood, x_key), series_of(paced, x_key)
+    styles = styles_of({**paced_series, **flood_series})
     rows = []
     for label, pts in sorted(flood_series.items()):
         pts.sort(key=lambda xp: xp[0])
-        med, lo, hi = _rates(pts, "recv")
+        med, lo, hi = rates(pts, "recv")
         xs = [x for x, _ in pts]
         st = styles[label]
-        _whisker(left, xs, med, lo, hi, f"{label} receive", marker=st["marker"],
+        whisker(left, xs, med, lo, hi, f"{label} receive", marker=st["marker"],
                  color=st["color"])
         rows += [(x, m, low, h, st["color"]) for x, m, low, h in zip(xs, med, lo, hi)]
-    _mark_not_drawn(left, [(float(x), f"{s} {why}") for x, s, why in _not_drawn(flood, x_key)
+    mark_not_drawn(left, [(float(x), f"{s} {why}") for x, s, why in not_drawn(flood, x_key)
                            if isinstance(x, (int, float))])
     style.scale_to_data(left, rows, bottom=0)
     left.set_ylabel("receive msg/s (median of the measured bursts, min-max)")
@@ -68,19 +68,19 @@ def chart(manifest, flood, paced, x_key: str, xlabel: str, logx: bool, path: Pat
         lat = [p.get("latency_ms") or {} for _, p in pts]
         color = styles[label]["color"]
         for key, ls, mk in (("p50", "-", "o"), ("p99", "--", "x")):
-            ys = [_num(v.get(key)) for v in lat]
+            ys = [num(v.get(key)) for v in lat]
             if any(math.isfinite(y) for y in ys):  # a percentile with too few samples is no line
                 right.plot(xs, ys, ls, marker=mk, color=color, label=f"{label} {key}")
             else:
                 too_few.append(f"{label} {key}")
-    _mark_not_drawn(right, [(float(x), f"{s} {why}") for x, s, why in _not_drawn(paced, x_key)
+    mark_not_drawn(right, [(float(x), f"{s} {why}") for x, s, why in not_drawn(paced, x_key)
                             if isinstance(x, (int, float))])
     right.set_ylim(bottom=0)
     rate = next((p["parameters"].get("rate") for p in paced if p.get("parameters")), None)
     right.set_ylabel("latency ms, from the intended send time")
     right.set_title(f"Latency, paced at {rate:,.0f} msg/s" if rate else "Latency, paced")
     xs_all = sorted({x for pts in (flood, paced) for x, _ in
-                     (xp for v in _series(pts, x_key).values() for xp in v)})
+                     (xp for v in series_of(pts, x_key).values() for xp in v)})
     for ax in (left, right):
         if logx:
             ax.set_xscale("log", base=2)
@@ -91,8 +91,8 @@ def chart(manifest, flood, paced, x_key: str, xlabel: str, logx: bool, path: Pat
     h2, l2 = right.get_legend_handles_labels()
     style.legend_beside(fig, h1 + h2, l1 + l2)
     fig.suptitle("@stomp/stompjs in Chromium tabs vs on Node, same broker and producer")
-    note = _busiest_note([*flood, *paced])
+    note = busiest_note([*flood, *paced])
     if too_few:
         note += ("; " if note else "") + "not drawn, too few samples for the percentile: " \
             + ", ".join(too_few)
-    return _finish(fig, left, manifest, [*flood, *paced], path, note)
+    return finish_chart(fig, left, manifest, [*flood, *paced], path, note)

@@ -7,7 +7,6 @@ footer naming the environment.
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections import defaultdict
 from pathlib import Path
@@ -19,6 +18,20 @@ import matplotlib.pyplot as plt
 import yaml
 
 from plots import style
+from plots.figure import (
+    busiest_note,
+    drawable,
+    finish_chart,
+    legend_of,
+    mark_not_drawn,
+    not_drawn,
+    num,
+    rates,
+    series_of,
+    styles_of,
+    whisker,
+    why_not,
+)
 from plots.style import REF_STYLE
 
 REFERENCES = yaml.safe_load((Path(__file__).parent / "references.yaml").read_text())
@@ -51,10 +64,6 @@ def _color(label: str):
     return st["color"] if st else None
 
 
-def _thousands(ax, axis: str = "y") -> None:
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(style.NUMBER)
-
-
 def _ref_label(ax, y: float, text: str, x: float = 1.0, ha: str = "right") -> None:
     """A reference line's label just above it (at the right edge by default); the label
     placer moves it off any other text."""
@@ -71,147 +80,6 @@ def _load(run_dir: Path) -> tuple[dict, list[dict]]:
     for p in sorted((run_dir / "points").glob("*.json")):
         points.append(json.loads(p.read_text()))
     return manifest, points
-
-
-def _num(v) -> float:
-    return float(v) if isinstance(v, (int, float)) else math.nan
-
-
-def footer(manifest: dict, points: list[dict]) -> str:
-    m = manifest.get("machine", {})
-    broker = "?"
-    for p in points:
-        broker = p.get("versions", {}).get("broker", {}).get("version") or broker
-    date = (manifest.get("started") or dt.date.today().isoformat())[:10]
-    ref = (manifest.get("calibration") or {}).get("reference") or {}
-    cal = (f" | calibration ref {ref['recv_msgs_per_s']:,.0f} msg/s ({ref['min']:,.0f}-"
-           f"{ref['max']:,.0f})" if isinstance(ref.get("recv_msgs_per_s"), (int, float))
-           else "")
-    commit = manifest.get("git_commit", "?")
-    return (
-        f"ActiveMQ Classic {broker} | {m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
-        f"{date} | commit {commit} | run {manifest.get('run_id')}{cal}"
-        f"{style.drawn_at(commit)}"
-    )
-
-
-def finish_figure(fig, path: Path, footer_text: str, note: str = "") -> Path:
-    """Footer (and note) under the axes, numbers everywhere in a reader's form, the legend
-    beside the axes, labels moved off each other; then saved and closed."""
-    fig.text(0.01, 0.005, footer_text, fontsize=6.5, color=style.FOOTER_COLOR, ha="left",
-             va="bottom")
-    if note:  # under the plot, above the footer: never on top of data or legend
-        fig.text(0.01, 0.03, note, fontsize=7, color="#333333", ha="left", va="bottom")
-    style.numbers_everywhere(fig)
-    right = 1.0
-    if fig.legends:
-        fig.canvas.draw()
-        width = max(lg.get_window_extent().width for lg in fig.legends)
-        right = 1.0 - (width + 12) / fig.bbox.width
-    top = 0.93 if fig.get_suptitle() else 1.0
-    rect = (0, 0.06 if note else 0.035, right, top)
-    fig.tight_layout(rect=rect)
-    if style.turn_crowded_ticks(fig):
-        fig.tight_layout(rect=rect)
-    style.place_labels(fig)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def _finish(fig, ax, manifest, points, path: Path, note: str = "") -> Path:
-    return finish_figure(fig, path, footer(manifest, points), note)
-
-
-def _ok(p: dict) -> bool:
-    """A point that may become a figure: finished ok, with throughput."""
-    return p.get("status") == "ok" and bool(p.get("throughput"))
-
-
-def why_not(p: dict) -> str:
-    """Why a point is not drawn, in a few words: ``failed: 23,800 lost``, ``skipped: ...``."""
-    errors = p.get("errors") or []
-    if p.get("status") == "skipped":
-        return "skipped: " + (errors[0][:48] if errors else "no reason given")
-    lost = (p.get("accounting") or {}).get("lost")
-    if lost:
-        return f"{p.get('status', 'failed')}: {lost:,} lost"
-    return f"{p.get('status', 'failed')}: " + (errors[0][:48] if errors else "no figure")
-
-
-def _mark_not_drawn(ax, marks: list[tuple[float, str]]) -> None:
-    """A failed or skipped point: a cross on the x axis with its reason, never a value."""
-    for x, text in marks:
-        ax.plot([x], [0], marker="X", color="#c0392b", markersize=9, clip_on=False, zorder=5,
-                linestyle="none")
-        ax.annotate(text, (x, 0), xytext=(3, 6), textcoords="offset points", rotation=90,
-                    fontsize=6.5, color="#c0392b", va="bottom", ha="left")
-
-
-def _not_drawn(points: list[dict], x_key: str) -> list[tuple[object, str, str]]:
-    """(x, series, reason) of every point that is not drawn."""
-    out = []
-    for p in points:
-        if _ok(p):
-            continue
-        s = p.get("sweep", {})
-        x = s.get("x", p.get("parameters", {}).get(x_key))
-        out.append((x, s.get("series") or "default", why_not(p)))
-    return out
-
-
-def _busiest_note(points: list[dict]) -> str:
-    """Which process was busiest at the peak receive rate."""
-    ok = [p for p in points if _ok(p)]
-    if not ok:
-        return ""
-    peak = max(ok, key=lambda p: _num(p["throughput"].get("recv_msgs_per_s")) or 0)
-    b = peak.get("busiest") or {}
-    if not b:
-        return ""
-    bound = "CPU-bound" if b.get("cpu_bound") else "not CPU-bound"
-    note = (f"at the peak ({peak.get('point')}): busiest {b['process']} "
-            f"{b['cpu_share']:.2f} cores, {bound}")
-    if b.get("cores"):
-        note += (f"; the machine {b['machine_busy_cores']:.2f} of {b['cores']} cores busy"
-                 + (" (saturated: the machine bounds the figure)" if b.get("machine_saturated")
-                    else ""))
-    return note
-
-
-def _series(points: list[dict], x_key: str) -> dict[str, list[tuple]]:
-    out: dict[str, list[tuple]] = defaultdict(list)
-    for p in points:
-        if not _ok(p):  # failed, incomplete and skipped points are never data
-            continue
-        s = p.get("sweep", {})
-        label = s.get("series") or p["parameters"].get("label") or "default"
-        x = s.get("x", p["parameters"].get(x_key))
-        out[label].append((x, p))
-    return out
-
-
-def _styles(series: dict[str, list[tuple]]) -> dict[str, dict]:
-    return style.series_styles({k: [p for _x, p in v] for k, v in series.items()})
-
-
-def _whisker(ax, xs, med, lo, hi, label, marker="o", linestyle="-", color=None):
-    yerr = [[max(0, m - low) for m, low in zip(med, lo)], [max(0, h - m) for m, h in zip(med, hi)]]
-    return ax.errorbar(xs, med, yerr=yerr, label=label, marker=marker, linestyle=linestyle,
-                       capsize=3, markersize=4, color=color)
-
-
-def _rates(pts, key):
-    med = [_num(p["throughput"][f"{key}_msgs_per_s"]) for _, p in pts]
-    lo = [_num(p["throughput"][f"{key}_min"]) for _, p in pts]
-    hi = [_num(p["throughput"][f"{key}_max"]) for _, p in pts]
-    return med, lo, hi
-
-
-def _legend_of(fig, ax, **kw):
-    handles, labels = ax.get_legend_handles_labels()
-    return style.legend_beside(fig, handles, labels, **kw)
 
 
 def chart_by_numeric(
@@ -235,8 +103,8 @@ def chart_by_numeric(
     n = 3 if extra else 2
     fig, axes = plt.subplots(1, n, figsize=(4.6 * n + 2.4, 5), sharex=True)
     recv_ax, send_ax = axes[0], axes[1]
-    series = _series(points, x_key)
-    styles = _styles(series)
+    series = series_of(points, x_key)
+    styles = styles_of(series)
     rows = {"recv": [], "send": []}
     xs_all = []
     for label, pts in sorted(series.items()):
@@ -245,12 +113,12 @@ def chart_by_numeric(
         xs_all += xs
         st = styles[label]
         for ax, key in ((recv_ax, "recv"), (send_ax, "send")):
-            med, lo, hi = _rates(pts, key)
-            _whisker(ax, xs, med, lo, hi, label, marker=st["marker"],
+            med, lo, hi = rates(pts, key)
+            whisker(ax, xs, med, lo, hi, label, marker=st["marker"],
                      linestyle=st["linestyle"], color=st["color"])
             rows[key] += [(x, m, low, h, st["color"]) for x, m, low, h in zip(xs, med, lo, hi)]
         if extra == "bandwidth":
-            med, _lo, _hi = _rates(pts, "recv")
+            med, _lo, _hi = rates(pts, "recv")
             axes[2].plot(xs, [m * x / 2**20 for m, x in zip(med, xs)], marker=st["marker"],
                          markersize=4, linestyle=st["linestyle"], color=st["color"], label=label)
         elif extra == "fds":
@@ -259,10 +127,10 @@ def chart_by_numeric(
     for y, text in sorted(refs, reverse=True):
         recv_ax.axhline(y, **REF_STYLE)
         _ref_label(recv_ax, y, text)
-    marks = [(float(x), f"{series} {why}") for x, series, why in _not_drawn(points, x_key)
+    marks = [(float(x), f"{series} {why}") for x, series, why in not_drawn(points, x_key)
              if isinstance(x, (int, float))]
     for ax, key, what in ((recv_ax, "recv", "receive"), (send_ax, "send", "send")):
-        _mark_not_drawn(ax, marks)
+        mark_not_drawn(ax, marks)
         style.scale_to_data(ax, rows[key], bottom=0)
         if refs and key == "recv":
             ax.set_ylim(top=max(ax.get_ylim()[1], max(y for y, _t in refs) * 1.15))
@@ -292,9 +160,9 @@ def chart_by_numeric(
         recv_ax.annotate(vline[1], (vline[0], 0.5), xycoords=("data", "axes fraction"),
                          xytext=(-3, 0), textcoords="offset points", fontsize=7,
                          color=REF_STYLE["color"], rotation=90, ha="right", va="center")
-    _legend_of(fig, recv_ax)
+    legend_of(fig, recv_ax)
     fig.suptitle(f"Throughput by {axis}")
-    return _finish(fig, recv_ax, manifest, points, path, _busiest_note(points))
+    return finish_chart(fig, recv_ax, manifest, points, path, busiest_note(points))
 
 
 def _broker_fds(p: dict) -> float:
@@ -319,8 +187,8 @@ def chart_by_category(
     """Bars per category value, receive and send in two panels (each y axis scaled to its
     own data), one bar per series in its language's colour; when the categories are clients
     themselves (stock vs tuned), each bar takes its client's colour."""
-    series = _series(points, x_key)
-    missing = _not_drawn(points, x_key)
+    series = series_of(points, x_key)
+    missing = not_drawn(points, x_key)
     raw = {}
     for pts in series.values():
         for x, _p in pts:
@@ -330,7 +198,7 @@ def chart_by_category(
     cats = order or sorted(raw)
     cats = [c for c in cats if c in raw]
     by_client = len(series) == 1 and cats and all(style.client_style(c) for c in cats)
-    styles = _styles(series)
+    styles = styles_of(series)
     fig, (recv_ax, send_ax) = plt.subplots(1, 2, figsize=(13.5, 5), sharex=True)
     n = max(1, len(series))
     width = 0.8 / n
@@ -345,9 +213,9 @@ def chart_by_category(
                     continue
                 t = by[c]["throughput"]
                 xs.append(ci - 0.4 + width * (si + 0.5))
-                med.append(_num(t[f"{key}_msgs_per_s"]))
-                lo.append(_num(t[f"{key}_min"]))
-                hi.append(_num(t[f"{key}_max"]))
+                med.append(num(t[f"{key}_msgs_per_s"]))
+                lo.append(num(t[f"{key}_min"]))
+                hi.append(num(t[f"{key}_max"]))
                 cst = style.client_style(c) if by_client else st
                 cols.append(cst["color"])
                 hatches.append(cst["hatch"])
@@ -361,7 +229,7 @@ def chart_by_category(
             rows[key] += [(x, m, low, h, "#333333") for x, m, low, h in zip(xs, med, lo, hi)]
     labels = sorted(series) or ["default"]
     for ax in (recv_ax, send_ax):
-        _mark_not_drawn(ax, [
+        mark_not_drawn(ax, [
             (cats.index(str(x)) - 0.4 + width * ((labels.index(sr) if sr in labels else 0)
                                                  + 0.5), f"{sr} {why}")
             for x, sr, why in missing if str(x) in cats])
@@ -371,7 +239,7 @@ def chart_by_category(
         for pts in series.values():
             for x, p in pts:
                 if cats and str(x) == cats[0]:
-                    base = max(base or 0, _num(p["throughput"]["recv_msgs_per_s"]))
+                    base = max(base or 0, num(p["throughput"]["recv_msgs_per_s"]))
         if base:
             for cat, (ratio, text) in ref_ratios.items():
                 if cat in cats:
@@ -390,11 +258,11 @@ def chart_by_category(
         ax.set_title(f"{what} rate", fontsize=10)
         ax.grid(axis="y", alpha=0.3)
     if not by_client and (len(series) > 1 or labels != ["default"]):
-        _legend_of(fig, recv_ax)
+        legend_of(fig, recv_ax)
     fig.suptitle(f"Throughput by {axis}")
     if not finish:
         return fig, recv_ax
-    return _finish(fig, recv_ax, manifest, points, path, _busiest_note(points))
+    return finish_chart(fig, recv_ax, manifest, points, path, busiest_note(points))
 
 
 def chart_heatmap(manifest, points, path: Path) -> Path:
@@ -408,8 +276,8 @@ def chart_heatmap(manifest, points, path: Path) -> Path:
         if co not in cons:
             cons.append(co)
         t = p.get("throughput") or {}
-        val[(pr, co)] = _num(t.get("recv_msgs_per_s")) if _ok(p) else math.nan
-        if not _ok(p):
+        val[(pr, co)] = num(t.get("recv_msgs_per_s")) if drawable(p) else math.nan
+        if not drawable(p):
             reasons[(pr, co)] = why_not(p).split(":")[0]
     grid = [[val.get((pr, co), math.nan) for co in cons] for pr in prods]
     fig, ax = plt.subplots(figsize=(1.6 * len(cons) + 3, 1.0 * len(prods) + 2.5))
@@ -430,7 +298,7 @@ def chart_heatmap(manifest, points, path: Path) -> Path:
     ax.set_ylabel("producer")
     fig.colorbar(im, ax=ax, label="receive msg/s (median)", format=style.NUMBER)
     ax.set_title("Throughput by language pair (receive msg/s)")
-    return _finish(fig, ax, manifest, points, path)
+    return finish_chart(fig, ax, manifest, points, path)
 
 
 def chart_latency(manifest, points, path: Path) -> Path:
@@ -438,13 +306,13 @@ def chart_latency(manifest, points, path: Path) -> Path:
     rows = []
     for p in points:
         t, lat = p.get("throughput") or {}, p.get("latency_ms") or {}
-        if not _ok(p):
+        if not drawable(p):
             continue
         offered = p["parameters"].get("rate", 0) * p["parameters"].get("producers", 1)
         if offered and lat:
             rows.append((offered, False, lat))
         elif not offered:  # the flood that found the maximum: time in queue, not latency
-            rows.append((_num(t.get("recv_msgs_per_s")), True, {}))
+            rows.append((num(t.get("recv_msgs_per_s")), True, {}))
     rows.sort(key=lambda r: r[0])
     paced = [r for r in rows if not r[1]]
     pair = (points[0].get("sweep") or {}).get("series", "") if points else ""
@@ -452,7 +320,7 @@ def chart_latency(manifest, points, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(10, 5))
     for key, label, ls, mk in (("p50", "p50", "-", "o"), ("p99", "p99", "--", "s"),
                                ("p99_9", "p99.9", "-.", "D"), ("max", "max", ":", "^")):
-        ys = [_num(r[2].get(key)) for r in paced]
+        ys = [num(r[2].get(key)) for r in paced]
         if any(math.isfinite(y) for y in ys):
             ax.plot([r[0] for r in paced], ys, linestyle=ls, marker=mk, markersize=4,
                     color=color, label=label)
@@ -463,7 +331,7 @@ def chart_latency(manifest, points, path: Path) -> Path:
                         xycoords=("data", "axes fraction"), xytext=(-2, 0),
                         textcoords="offset points", rotation=90, fontsize=7, ha="right",
                         va="bottom", color="#555555")
-    if any(_num(r[2].get("p50")) > 0 for r in paced):
+    if any(num(r[2].get("p50")) > 0 for r in paced):
         ax.set_yscale("log")
     else:
         ax.annotate("no paced point finished ok: no latency to draw", (0.5, 0.5),
@@ -471,9 +339,9 @@ def chart_latency(manifest, points, path: Path) -> Path:
     ax.set_xlabel("offered load, msg/s (all producers)")
     ax.set_ylabel("latency ms, from the intended send time (log)")
     ax.grid(alpha=0.3, which="both")
-    _legend_of(fig, ax, title=pair or None)
+    legend_of(fig, ax, title=pair or None)
     ax.set_title(f"Latency versus load ({pair}); percentiles over all merged records")
-    return _finish(fig, ax, manifest, points, path, _busiest_note(points))
+    return finish_chart(fig, ax, manifest, points, path, busiest_note(points))
 
 
 def chart_find_max(manifest, points, path: Path) -> Path:
@@ -494,13 +362,13 @@ def chart_find_max(manifest, points, path: Path) -> Path:
         for p in pts:
             sw = p.get("sweep") or {}
             bound = sw.get("p99_bound_ms", bound)
-            if not _ok(p):
+            if not drawable(p):
                 x = sw.get("x")
-                marks.append((_num(x) if x != "max" else 0.0, f"{series}: {why_not(p)}"))
+                marks.append((num(x) if x != "max" else 0.0, f"{series}: {why_not(p)}"))
                 continue
             t, st = p["throughput"], p.get("sustained") or {}
             if sw.get("x") == "max":
-                flood = _num(t.get("recv_msgs_per_s"))
+                flood = num(t.get("recv_msgs_per_s"))
                 continue
             offered = p["parameters"]["rate"] * p["parameters"].get("producers", 1)
             lat = p.get("latency_ms") or {}
@@ -513,10 +381,10 @@ def chart_find_max(manifest, points, path: Path) -> Path:
             continue
         xs = [r[0] for r in rows]
         top = max(top, *xs, flood or 0)
-        med = [_num(r[1].get("recv_msgs_per_s")) for r in rows]
-        lo = [_num(r[1].get("recv_min")) for r in rows]
-        hi = [_num(r[1].get("recv_max")) for r in rows]
-        _whisker(ax1, xs, med, lo, hi, series, color=color)
+        med = [num(r[1].get("recv_msgs_per_s")) for r in rows]
+        lo = [num(r[1].get("recv_min")) for r in rows]
+        hi = [num(r[1].get("recv_max")) for r in rows]
+        whisker(ax1, xs, med, lo, hi, series, color=color)
         for x, m, r in zip(xs, med, rows):
             ax1.plot([x], [m], marker="o", markersize=7, color=color,
                      markerfacecolor=color if r[3] else "white", linestyle="none")
@@ -531,7 +399,7 @@ def chart_find_max(manifest, points, path: Path) -> Path:
                          va="bottom", color=color)
         for key, label, ls in (("p50", "p50", "-"), ("p99", "p99", "--"),
                                ("p99_9", "p99.9", ":")):
-            ys = [_num(r[2].get(key)) for r in rows]
+            ys = [num(r[2].get(key)) for r in rows]
             ax2.plot(xs, ys, ls, marker="o", markersize=3, color=color,
                      label=f"{series} {label}")
     ax1.plot([0, top * 1.05], [0, top * 1.05], color="#999999", linewidth=0.8,
@@ -540,11 +408,11 @@ def chart_find_max(manifest, points, path: Path) -> Path:
     ax1.set_ylabel("received msg/s (median, min-max of 1-s windows)")
     ax1.grid(alpha=0.3)
     ax1.set_title("Offered vs received (hollow: did not hold; dotted: flood rate)", fontsize=9)
-    _mark_not_drawn(ax1, marks)
+    mark_not_drawn(ax1, marks)
     if bound is not None:
         ax2.axhline(bound, **REF_STYLE)
         _ref_label(ax2, bound, f"p99 bound {bound:g} ms", x=0.0, ha="left")
-    if ax2.lines and any(_num(v) > 0 for line in ax2.lines for v in line.get_ydata()):
+    if ax2.lines and any(num(v) > 0 for line in ax2.lines for v in line.get_ydata()):
         ax2.set_yscale("log")
     ax2.set_xlim(ax1.get_xlim())
     ax2.set_xlabel("offered msg/s (all producers)")
@@ -554,7 +422,7 @@ def chart_find_max(manifest, points, path: Path) -> Path:
     h1, l1 = ax1.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
     style.legend_beside(fig, h1 + h2, l1 + l2)
-    return _finish(fig, ax2, manifest, points, path, _busiest_note(points))
+    return finish_chart(fig, ax2, manifest, points, path, busiest_note(points))
 
 
 def chart_mqperf(manifest, points, path: Path) -> Path:
@@ -575,7 +443,7 @@ def chart_mqperf(manifest, points, path: Path) -> Path:
                         **style.REF_LABEL)
     ax.set_ylim(top=top)
     fig_.suptitle("mqperf setup: persistent, client ack, by producer-consumer pairs")
-    return _finish(fig_, ax, manifest, points, path, _busiest_note(points))
+    return finish_chart(fig_, ax, manifest, points, path, busiest_note(points))
 
 
 def _axis_values(points: list[dict]) -> list:
@@ -621,7 +489,7 @@ def render_run(run_dir: Path) -> list[Path]:
 
     written.extend(browser.render(manifest, by_axis, charts))
     for axis, pts in by_axis.items():
-        if not any(_ok(p) for p in pts) and axis != "languages":
+        if not any(drawable(p) for p in pts) and axis != "languages":
             continue
         if (pts[0].get("sweep") or {}).get("kind") == "find-max":
             written.append(chart_find_max(manifest, pts, charts / f"{axis}.png"))

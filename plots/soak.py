@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from plots import style
-from plots.charts import finish_figure
+from plots.figure import finish_figure
 
 FAULT_COLORS = {"broker-kill": "#c0392b", "link-cut": "#8e44ad", "consumer-kill": "#d68910",
                 "producer-kill": "#2471a3"}

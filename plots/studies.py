@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import yaml  # noqa: E402
 
 from plots import style  # noqa: E402
-from plots.charts import finish_figure  # noqa: E402
+from plots.figure import finish_figure  # noqa: E402
 
 REFERENCES = yaml.safe_load((Path(__file__).parent / "references.yaml").read_text())
 PI_REF = REFERENCES["pi"]

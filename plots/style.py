@@ -83,10 +83,6 @@ def client_of(label: str):
         return None
 
 
-def language_color(language: str) -> str | None:
-    return LANGUAGE_COLORS.get(language)
-
-
 def client_style(label: str) -> dict | None:
     """Colour, line style, hatch and marker of a client's series, or None if ``label`` names
     no client."""

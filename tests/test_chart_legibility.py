@@ -31,7 +31,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 from test_results import _outcome
 
-from harness import results, sweep
+from harness import profiles, results, sweep
 from harness.points import document
 from plots import charts
 from plots import soak as soak_chart
@@ -66,7 +66,7 @@ def _write_profile_run(tmp_path: Path, profile: str) -> Path:
     """A finished run of every point of the profile, rates made up but shaped like ours: the
     blog's reference lines close together, a send whisker far above the rest, a 1,024-queue
     crash line, latency percentiles over offered load, a find-max search."""
-    prof = sweep.load_profile(profile)
+    prof = profiles.load_profile(profile)
     run = results.Run(f"{profile}-fixture", ["bench", "sweep", "--profile", profile],
                       root=tmp_path / "results")
     run.manifest["profile"] = profile
@@ -333,7 +333,7 @@ def readings(tmp_path_factory) -> dict[str, Reading]:
 
     Figure.savefig = keep
     try:
-        for profile in sweep.profile_names():
+        for profile in profiles.profile_names():
             current["profile"] = profile
             run_dir = _write_profile_run(tmp, profile)
             if profile == "quick":

@@ -90,7 +90,7 @@ def test_a_failed_or_skipped_point_is_a_cross_never_a_figure(tmp_path, monkeypat
                                     "parameters": {**bad["parameters"], "consumers": 8},
                                     "sweep": {**bad["sweep"], "x": 8}})
     drawn = {}
-    real_finish = charts._finish
+    real_finish = charts.finish_chart
 
     def keep(fig, ax, manifest, points, path, note=""):
         drawn["lines"] = [(tuple(line.get_xdata()), tuple(line.get_ydata()),
@@ -98,7 +98,7 @@ def test_a_failed_or_skipped_point_is_a_cross_never_a_figure(tmp_path, monkeypat
         drawn["texts"] = [t.get_text() for t in ax.texts]
         return real_finish(fig, ax, manifest, points, path, note)
 
-    monkeypatch.setattr(charts, "_finish", keep)
+    monkeypatch.setattr(charts, "finish_chart", keep)
     charts.render_run(run.dir)
     data = [(xs, ys) for xs, ys, marker in drawn["lines"] if marker in ("o", "x")]
     assert data and all(4 not in xs and 8 not in xs for xs, _ in data), data

@@ -194,18 +194,18 @@ def test_find_max_climbs_then_bisects(tmp_path):
 
 
 def test_profiles_quick_is_sustained_and_full_has_sustained_and_find_max_axes():
-    from harness import sweep
+    from harness import profiles, sweep
 
-    quick = sweep.expand(sweep.load_profile("quick"))
+    quick = sweep.expand(profiles.load_profile("quick"))
     # every measured window of a quick point lasts 1 s, three of them per point
     assert all(p.spec.duration >= 3 and p.spec.warmup >= 1 for p in quick)
-    full = sweep.expand(sweep.load_profile("full"), ["sustained", "find-max"])
+    full = sweep.expand(profiles.load_profile("full"), ["sustained", "find-max"])
     assert {p.spec.duration for p in full if p.axis == "sustained"} == {60}
     fm = [p for p in full if p.axis == "find-max"]
     assert fm and all(p.find_max == 50 and p.id.endswith("rate=max") for p in fm)
     langs = {c for p in fm for c in p.spec.producer}
     assert {"net-stomp", "stomp-py", "stompjs", "openwire-jms"} <= langs
-    blog = sweep.expand(sweep.load_profile("blog"))
+    blog = sweep.expand(profiles.load_profile("blog"))
     assert not any(p.spec.duration for p in blog)  # the blog's method: bursts
 
 

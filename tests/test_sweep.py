@@ -13,12 +13,12 @@ import sys
 import pytest
 from conftest import check_result_file
 
-from harness import results, sweep
+from harness import profiles, results, sweep
 from harness.points import measure_point
 from harness.run import PointFailed
 
 PROFILE = os.environ.get("BURSTBENCH_PROFILE", "quick")
-POINTS = sweep.expand(sweep.load_profile(PROFILE))
+POINTS = sweep.expand(profiles.load_profile(PROFILE))
 
 
 @pytest.fixture(scope="session")

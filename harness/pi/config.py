@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness import clients, paths
+from harness import clients, paths, profiles
 
 TOLERANCE = 1e-9
 LANGUAGES = ("net-stomp", "stomp-py", "stompjs", "openwire-jms")  # clients with a pi-worker
@@ -54,9 +54,7 @@ class PiConfig:
 
     @classmethod
     def from_profile(cls, profile: str) -> PiConfig:
-        from harness import sweep
-
-        doc = (sweep.load_profile(profile).get("studies") or {}).get("pi")
+        doc = (profiles.load_profile(profile).get("studies") or {}).get("pi")
         if not isinstance(doc, dict):
             raise StudyError(f"profile {profile} has no studies.pi section")
         known = set(cls.__dataclass_fields__)

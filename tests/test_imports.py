@@ -1,0 +1,86 @@
+"""The modules of ``harness`` and ``plots`` import each other without a circle.
+
+Every ``import`` counts, also those inside functions (a lazy import hides a circle from the
+interpreter, not from a reader): the graph of module -> module it imports must be acyclic.
+And every module imports on its own, in a fresh interpreter, in any order.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+from conftest import ROOT
+
+PACKAGES = ("harness", "plots")
+
+
+def modules() -> dict[str, ast.Module]:
+    return {f"{pkg}.{p.stem}": ast.parse(p.read_text(), str(p))
+            for pkg in PACKAGES for p in sorted((ROOT / pkg).glob("*.py"))
+            if p.stem != "__init__"}
+
+
+def graph(mods: dict[str, ast.Module]) -> dict[str, set[str]]:
+    """Module -> the project modules it imports, from anywhere in its source."""
+    edges: dict[str, set[str]] = {m: set() for m in mods}
+    for name, tree in mods.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            else:
+                continue
+            edges[name] |= {t for t in targets if t in mods and t != name}
+    return edges
+
+
+def cycle(edges: dict[str, set[str]]) -> list[str]:
+    """One import circle as a path (first module repeated at the end), or []."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(m: str) -> list[str]:
+        state[m] = 1
+        path.append(m)
+        for n in sorted(edges[m]):
+            if state.get(n) == 1:
+                return path[path.index(n):] + [n]
+            if n not in state and (found := visit(n)):
+                return found
+        path.pop()
+        state[m] = 2
+        return []
+
+    for m in sorted(edges):
+        if m not in state and (found := visit(m)):
+            return found
+    return []
+
+
+def test_the_cycle_finder_finds_a_circle_and_accepts_a_tree():
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+    lazy = ast.parse("def f():\n    from harness import b\n")
+    assert graph({"harness.a": lazy, "harness.b": ast.parse("")})["harness.a"] == {"harness.b"}
+
+
+def test_no_module_of_harness_or_plots_imports_itself_through_others():
+    edges = graph(modules())
+    assert sum(map(len, edges.values())) > 50  # the scan does see the imports
+    found = cycle(edges)
+    assert not found, "import circle: " + " -> ".join(found)
+
+
+def test_every_module_imports_on_its_own():
+    names = sorted(modules())
+    code = ("import importlib, sys\n"
+            "for name in sys.argv[1:]:\n"
+            "    for m in [k for k in sys.modules if k.split('.')[0] in ('harness', 'plots')]:\n"
+            "        del sys.modules[m]\n"
+            "    importlib.import_module(name)\n")
+    r = subprocess.run([sys.executable, "-c", code, *names], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
