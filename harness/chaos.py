@@ -1217,7 +1217,7 @@ class Chaos:
     def _after_link_cut(self) -> None:
         times = sorted(r.recv_ns for recs in self.consumer_records.values() for r in recs)
         gap, at = 0, None
-        for x, y in zip(times, times[1:]):
+        for x, y in itertools.pairwise(times):
             if y > self.t_cut and x < self.t_restore + 60 * NS and y - x > gap:
                 gap, at = y - x, x
         self.result.fault["longest_gap_s"] = round(gap / NS, 3)
@@ -1284,8 +1284,8 @@ def _fault_words(r: Result) -> list[str]:
         return [f"cut {f['cut_s']:.0f} s, gap {f['longest_gap_s']:.1f} s"]
     if r.scenario == "mesh-partition" and "cut_s" in f:
         stranded = sum(f.get("stranded", {}).values())
-        return [f"c cut {f['cut_s']:.0f} s, bridges back in {f.get('bridges_back_s', '-')} s, "
-                f"held until restore {f.get('held_until_restore', 0):,}, stranded {stranded:,}"]
+        return [(f"c cut {f['cut_s']:.0f} s, bridges back in {f.get('bridges_back_s', '-')} s, "
+                f"held until restore {f.get('held_until_restore', 0):,}, stranded {stranded:,}")]
     if r.scenario == "store-full" and "surfaced_as" in f:
         return [f"limit {f['store_limit_mb']} MB; {f['surfaced_as']}"]
     if r.scenario == "slow-consumer" and "shares" in f:

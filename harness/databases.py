@@ -377,8 +377,8 @@ def _prepare_mariadb(data_dir: Path, password: str, run_as: str | None):
         init,
         "\n".join(
             [
-                "DELETE FROM mysql.global_priv WHERE NOT (User = 'mariadb.sys'"
-                " OR (User = 'root' AND Host = 'localhost'));",
+                ("DELETE FROM mysql.global_priv WHERE NOT (User = 'mariadb.sys'"
+                " OR (User = 'root' AND Host = 'localhost'));"),
                 "DELETE FROM mysql.proxies_priv WHERE NOT (User = 'root' AND Host = 'localhost');",
                 "FLUSH PRIVILEGES;",
                 f"CREATE DATABASE IF NOT EXISTS {DB_NAME};",

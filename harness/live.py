@@ -53,7 +53,7 @@ class LiveView:
         view = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 (the http.server API)
+            def do_GET(self):
                 path = self.path.split("?", 1)[0]
                 if path == "/state":
                     with view.lock:

@@ -35,6 +35,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Self
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE_DIRS = (Path("/run/burstbench/netns"), Path("/tmp/burstbench-netns"))
@@ -452,7 +453,7 @@ class Network:
                 wd.wait(timeout=5)
         self._created = False
 
-    def __enter__(self) -> Network:
+    def __enter__(self) -> Self:
         self.create()
         return self
 

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -371,7 +372,7 @@ class Supervisor:
             self.stop(child, grace)
         self._sampler_stop.set()
 
-    def __enter__(self) -> Supervisor:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

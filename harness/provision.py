@@ -31,6 +31,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Self
 from urllib.parse import urlsplit
 
 import yaml
@@ -145,7 +146,7 @@ class NetnsHost:
         self.proxy_log: Path | None = None
         self._runs = 0
 
-    def __enter__(self) -> NetnsHost:
+    def __enter__(self) -> Self:
         from harness import sshhosts
         self.net.start()
         try:

@@ -13,8 +13,8 @@ import json
 import math
 import os
 import secrets
-import statistics
 import shutil
+import statistics
 import subprocess
 import time
 import uuid
@@ -128,8 +128,8 @@ class PointSpec:
             (not self.warmup or self.duration, "--warmup needs --duration (sustained mode)"),
             (
                 self.persistence in brokers.PERSISTENCE,
-                f"unknown persistence {self.persistence!r} "
-                f"(have: {', '.join(brokers.PERSISTENCE)})",
+                (f"unknown persistence {self.persistence!r} "
+                f"(have: {', '.join(brokers.PERSISTENCE)})"),
             ),
         ]
         for ok, why in checks:

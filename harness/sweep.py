@@ -12,10 +12,9 @@ import time
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-
 from harness import results
-from harness.profiles import ProfileError, load_profile
 from harness.procs import Interrupted
+from harness.profiles import ProfileError, load_profile
 from harness.run import PointFailed, PointSpec
 
 _SPEC_KEYS = {f.name for f in fields(PointSpec)}

@@ -78,14 +78,14 @@ def render(run_dir: Path) -> Path:
         for k in totals:
             totals[k] += (p.get("accounting") or {}).get(k, 0) or 0
 
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>burstbench "
+    parts = [(f"<!doctype html><html><head><meta charset='utf-8'><title>burstbench "
              f"{html.escape(manifest.get('run_id', ''))}</title><style>{_STYLE}</style></head>"
-             "<body>",
+             "<body>"),
              f"<h1>burstbench run {html.escape(manifest.get('run_id', ''))}</h1>",
-             f"<p>Status <b>{html.escape(str(manifest.get('status')))}</b>; "
+             (f"<p>Status <b>{html.escape(str(manifest.get('status')))}</b>; "
              f"{len(points)} points ({', '.join(f'{v} {k}' for k, v in statuses.items())}); "
              f"profile {html.escape(str(manifest.get('profile', '-')))}; started "
-             f"{html.escape(str(manifest.get('started', '')))}.</p>"]
+             f"{html.escape(str(manifest.get('started', '')))}.</p>")]
 
     lost_cls = "ok" if totals["lost"] == 0 else "bad"
     parts.append("<h2>Accounting</h2><table><tr>" + "".join(f"<th>{k}</th>" for k in totals)

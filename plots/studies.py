@@ -14,11 +14,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import yaml  # noqa: E402
+import matplotlib.pyplot as plt
+import yaml
 
-from plots import style  # noqa: E402
-from plots.figure import finish_figure  # noqa: E402
+from plots import style
+from plots.figure import finish_figure
 
 REFERENCES = yaml.safe_load((Path(__file__).parent / "references.yaml").read_text())
 PI_REF = REFERENCES["pi"]
@@ -163,8 +163,8 @@ def reqreply_table(doc: dict) -> tuple[str, str]:
            f"{RR_REF['akka_vs_jmstemplate_throughput'][1]}x its throughput."), ""]
     ratio = doc.get("summary", {}).get("reused_over_temp")
     if ratio:
-        md += [f"reused-queue / temp-queue ops/s at {doc['summary']['small_payload']} B: "
-               f"{ratio:.1f}x", ""]
+        md += [(f"reused-queue / temp-queue ops/s at {doc['summary']['small_payload']} B: "
+               f"{ratio:.1f}x"), ""]
     md += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     md += ["| " + " | ".join(r) + " |" for r in rows]
     bad = [p for p in doc["points"] if p["status"] != "ok"]

@@ -107,7 +107,7 @@ def test_a_consumer_that_lies_in_its_records_is_caught(point, monkeypatch):
         return recs
 
     monkeypatch.setattr(measure, "read_consumer_records", lying)
-    out, doc = point()
+    _out, doc = point()
     a = doc["accounting"]
     assert doc["status"] == "failed"
     assert a["foreign_kinds"] == {"never sent": 1}
@@ -129,7 +129,7 @@ def test_messages_from_outside_the_run_are_named(point):
         _send(url, [(_bench_headers(7, 1, "stale0run", stale), stale),
                     (_bench_headers(0, 2, NONCE, copy), copy)])
 
-    out, doc = point(on_broker=inject)
+    _out, doc = point(on_broker=inject)
     a, w = doc["accounting"], doc["broker_witness"]
     assert doc["status"] == "failed"
     assert a["foreign_kinds"] == {"another run's nonce": 1}
@@ -189,7 +189,7 @@ def test_messages_left_in_a_queue_fail_the_point_by_name(point, monkeypatch):
         return real(self, sup)
 
     monkeypatch.setattr(Runner, "_final_witness", leave_some)
-    out, doc = point()
+    _out, doc = point()
     assert doc["accounting"]["lost"] == 0 and doc["accounting"]["received"] == 400
     assert doc["status"] == "failed"
     assert any(f"a still holds 3 message(s) in {QUEUE}" in e for e in doc["errors"]), \
@@ -200,6 +200,6 @@ def test_a_duplicate_fails_a_point_that_expects_each_message_once(point, monkeyp
     real = measure.read_consumer_records
     monkeypatch.setattr(measure, "read_consumer_records", lambda path: (lambda r: r + r[:1])(
         real(path)))
-    out, doc = point()
+    _out, doc = point()
     assert doc["accounting"]["duplicates"] == 1 and doc["status"] == "failed"
     assert any("1 message(s) delivered twice" in e for e in doc["errors"])

@@ -144,7 +144,7 @@ def test_failover_pair_every_library_fails_over_by_itself_and_loses_nothing(clie
 
 @pytest.mark.integration
 def test_slow_consumer_gets_less_and_nothing_deadlocks(tmp_path):
-    ch, r = run(tmp_path, "slow-consumer", "stomp-py", stall_timeout=45)
+    _ch, r = run(tmp_path, "slow-consumer", "stomp-py", stall_timeout=45)
     f = r.fault
     assert f["duty_cycles"] > 10
     assert set(f["shares"]) == {"c1", "c2", "c3"}

@@ -171,7 +171,7 @@ def bind_mounts(svc: dict) -> list[tuple[str, str]]:
 def broker_xml(service: str) -> Path:
     """The committed activemq.xml a broker service runs: its command's file, via its binds."""
     svc = services()[service]
-    target = [a for a in svc["command"] if not a.startswith("--")][0]
+    target = next(a for a in svc["command"] if not a.startswith("--"))
     src = [s for s, t in bind_mounts(svc) if t == target]
     assert src, f"{service}: {target} is not bind-mounted"
     return ROOT / src[0]
@@ -331,7 +331,7 @@ def test_build_contexts_and_dockerfiles_exist():
 
 
 def test_every_file_a_dockerfile_copies_is_in_its_context():
-    for name, (ctx, dockerfile) in built_services().items():
+    for (ctx, dockerfile) in built_services().values():
         for c in copies(dockerfile):
             if c["from"]:
                 continue
@@ -359,7 +359,7 @@ def test_every_base_image_is_pinned_to_an_exact_version():
         pulled += images(dockerfile)
     assert pulled
     for image in pulled:
-        name, _, tag = image.partition(":")
+        _name, _, tag = image.partition(":")
         assert tag and tag != "latest" and re.search(r"\d+\.\d+", tag), f"{image} is not pinned"
 
 

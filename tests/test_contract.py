@@ -164,7 +164,7 @@ def test_unreachable_broker_exits_3_naming_the_address(spec):
 @pytest.mark.parametrize("spec", SPECS)
 def test_one_message_round_trip(spec, shared_broker, tmp_path):
     r = client_or_skip(spec)
-    sent, got, done = pair_run(shared_broker, r, r, 1, 32, tmp_path)
+    _sent, got, done = pair_run(shared_broker, r, r, 1, 32, tmp_path)
     assert done["received"] == 1 and len(got) == 1
     assert (got[0].producer, got[0].seq, got[0].nbytes, got[0].body_ok) == ("px", 0, 32, True)
 
@@ -371,7 +371,7 @@ def test_a_dropped_connection_ends_a_gated_consumer_with_exit_1_and_its_records(
                 break
         os.kill(broker.child.pid, signal.SIGKILL)
         consumer.wait(timeout=60)  # (stdin still open: its end of file would be a `stop`)
-        out, err = consumer.communicate(timeout=10)
+        _out, err = consumer.communicate(timeout=10)
     finally:
         if consumer.poll() is None:
             consumer.kill()

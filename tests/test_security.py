@@ -45,7 +45,7 @@ def _creds(material, password=PASSWORD):
 def test_round_trip_over_tls_with_credentials(spec, secure_broker, tmp_path):
     broker, material = secure_broker
     r = client_or_skip(spec)
-    sent, got, done = pair_run(broker, r, r, 200, 64, tmp_path, extra=_creds(material))
+    _sent, got, _done = pair_run(broker, r, r, 200, 64, tmp_path, extra=_creds(material))
     assert len(got) == 200 and all(x.body_ok for x in got)
 
 

@@ -64,8 +64,8 @@ def test_an_inventory_is_read_with_users_ports_addresses_and_roles(tmp_path):
     ("hosts: {a: {ssh: h, workdir: /w, roles: [cook]}}", "roles must be"),
     ("hosts: {a: {ssh: h, workdir: /w, roles: [broker], colour: red}}", "unknown key(s) colour"),
     ("hosts: {a: {ssh: 'h:70000', workdir: /w, roles: [broker]}}", "out of range"),
-    ("hosts: {a: {ssh: h, workdir: /w, roles: [broker, producers]}}", "no host has the role "
-                                                                       "consumers"),
+    ("hosts: {a: {ssh: h, workdir: /w, roles: [broker, producers]}}", ("no host has the role "
+                                                                       "consumers")),
     ("hosts: [unclosed", "not YAML"),
     ("hosts: {a: {kubectl: {pod: p, image: x}, workdir: /w, roles: [broker]}}", "kubectl takes"),
 ])
@@ -247,8 +247,8 @@ def test_sigkill_of_the_harness_ends_the_program_on_the_host(tmp_path, need_ssh_
     try:
         marker = uuid.uuid4().hex
         argv = net.launcher("h1", tmp_path, str(tmp_path / "far")).command(
-            [sys.executable, "-c", "import time; time.sleep(1); print('up', flush=True); "
-                                   "time.sleep(600)", marker])
+            [sys.executable, "-c", ("import time; time.sleep(1); print('up', flush=True); "
+                                   "time.sleep(600)"), marker])
         proc = subprocess.Popen([sys.executable, "-c", HARNESS.format(root=str(ROOT),
                                                                       d=str(tmp_path)),
                                  json.dumps(argv)], stdout=subprocess.PIPE, text=True)

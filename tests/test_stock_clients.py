@@ -147,8 +147,8 @@ def java_violations(text: str, name: str = "<src>") -> list[str]:
     rules = [
         (r"\.setAccessible\s*\(", "reflection (setAccessible)"),
         (r"\.getDeclared(?:Field|Method|Constructor)s?\s*\(", "reflection"),
-        (r"import\s+org\.apache\.activemq\.(?:transport\.tcp|openwire)\.", "a private transport "
-         "or the wire format's internals"),
+        (r"import\s+org\.apache\.activemq\.(?:transport\.tcp|openwire)\.", ("a private transport "
+         "or the wire format's internals")),
         (r"import\s+org\.apache\.activemq\.util\.MarshallingSupport", "hand marshalling"),
         (r"registerTransportFactory|TransportFactory\s*\{|extends\s+\w*Transport\w*\b",
          "a transport of our own"),

@@ -7,8 +7,8 @@ import pytest
 from harness import paths
 
 sys.path.insert(0, str(paths.CLIENTS / "python"))
-import tuned
 import stomp.utils
+import tuned
 
 FRAMES = [
     b"MESSAGE\ncontent-length:6\ndestination:/queue/q\nbb_seq:7\n\n000007",

@@ -62,7 +62,7 @@ def test_resume_measures_failed_points_again_and_counts_skipped_ones(tmp_path, m
     doc["status"], doc["errors"] = "failed", ["drain: 700 of 1000 messages received"]
     second.write_text(json.dumps(doc))
     kept = first.read_text()
-    again, bad = sweep.run_sweep("tiny", [], resume=run_dir.name, root=tmp_path / "results")
+    _again, bad = sweep.run_sweep("tiny", [], resume=run_dir.name, root=tmp_path / "results")
     assert bad == 0 and first.read_text() == kept
     assert json.loads(second.read_text())["status"] == "ok", "the failed point was not re-run"
 

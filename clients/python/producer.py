@@ -110,7 +110,7 @@ def main(argv=None) -> int:
                 h["receipt"] = f"{pid}-{b}"
             counter = b"%06d" % (seq % 1000000)
             body = counter + filler if size >= 6 else counter[:size]
-            h["bb_crc32"] = "%08x" % zlib.crc32(body)
+            h["bb_crc32"] = f"{zlib.crc32(body):08x}"
             send(dests[seq % ndest], body, headers=h)
             append(stamp)  # the records carry bb_sent_ns as stamped
             append_actual(t)

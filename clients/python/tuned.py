@@ -27,10 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import common  # noqa: E402
-import stomp  # noqa: E402
-import stomp.transport  # noqa: E402
-import stomp.utils  # noqa: E402
+import common
+import stomp
+import stomp.transport
+import stomp.utils
 
 _UNESCAPE = re.compile(r"\\.")
 

@@ -1,6 +1,6 @@
 """Minimal stomp.py receive loop (reference for clients/python): URL QUEUE COUNT"""
 
-import json  # noqa: E401
+import json
 import sys
 import threading
 import time
@@ -18,7 +18,7 @@ conn = stomp.Connection11(
 times, done, foreign = [], threading.Event(), []
 
 
-class L(stomp.ConnectionListener):  # noqa: E701
+class L(stomp.ConnectionListener):
     def on_message(self, frame):
         times.append(time.time_ns())
         # a consumer reads what it received, as the client does: the key headers and the body

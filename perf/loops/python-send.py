@@ -1,6 +1,6 @@
 """Minimal stomp.py send loop (reference for clients/python): URL QUEUE COUNT SIZE"""
 
-import json  # noqa: E401
+import json
 import sys
 import threading
 import time
@@ -27,7 +27,7 @@ for i in range(count):  # the same message the bench sends: 6 headers, counter +
     t = time.time_ns()
     body = (b"%06d" % (i % 1000000) + filler)[:size]
     h = {"bb_producer": "loop", "bb_seq": str(i), "bb_burst": "0", "bb_sent_ns": str(t),
-         "bb_nonce": "loop", "bb_crc32": "%08x" % zlib.crc32(body)}
+         "bb_nonce": "loop", "bb_crc32": f"{zlib.crc32(body):08x}"}
     if i == count - 1:
         h["receipt"] = "last"
     conn.send("/queue/" + queue, body, headers=h)

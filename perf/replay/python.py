@@ -3,11 +3,15 @@ collector sees the garbage a real receive makes) through the stock consumer's li
 (clients/python/consumer.py) and through the receive loop's (perf/loops/python-recv.py): CPU ns
 per message of each, ABAB, median of 5. The difference is the harness's record keeping.
 Run: .venv/bin/python perf/replay/python.py"""
-import sys, time, gc, zlib
+import gc
+import sys
+import time
+
 sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parents[2] / 'clients' / 'python'))
 import stomp
-from stomp.utils import Frame
 from consumer import Collector
+from stomp.utils import Frame
+
 N = 60000
 def frame(i, size):
     h = {"destination": "/queue/q", "message-id": f"ID:host-1234-1:1:1:1:{i}", "subscription": "1",
