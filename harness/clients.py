@@ -218,8 +218,10 @@ REGISTRY += (
     ),
     _tuned(
         "openwire-jms",
-        ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.tuned.TunedProducer"),
-        ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.tuned.TunedConsumer"),
+        ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT),
+         "burstbench.clients.tuned.TunedProducer"),
+        ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT),
+         "burstbench.clients.tuned.TunedConsumer"),
         "a private tcp transport holding acks and async sends in the socket buffer "
         "(reflection on the session), hand-marshalled properties, loose encoding",
     ),
@@ -329,7 +331,8 @@ def version(name: str) -> dict:
         return {"client": c.name, "error": c.missing()}
     try:
         out = subprocess.run(
-            c.argv("producer") + ["--version"], capture_output=True, text=True, timeout=60
+            c.argv("producer") + ["--version"], capture_output=True, text=True, timeout=60,
+            check=True
         )
         return json.loads(out.stdout.strip().splitlines()[-1])
     except (subprocess.SubprocessError, ValueError, IndexError, OSError) as e:

@@ -93,7 +93,7 @@ def postgres_bindir() -> Path | None:
     if pg_config:
         try:
             out = subprocess.run(
-                [pg_config, "--bindir"], capture_output=True, text=True, timeout=10
+                [pg_config, "--bindir"], capture_output=True, text=True, timeout=10, check=True
             ).stdout.strip()
             if out and (Path(out) / "postgres").exists():
                 return Path(out)
@@ -272,7 +272,7 @@ def query(db: Database, sql: str, password: str | None = None, timeout: float = 
         text=True,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
-        preexec_fn=_die_with_parent,
+        preexec_fn=_die_with_parent, check=False,
     )
 
 
@@ -442,7 +442,7 @@ def _reachable(path: Path, user: str) -> bool:
         group=pwd.getpwnam(user).pw_gid,
         extra_groups=[],
         capture_output=True,
-        timeout=10,
+        timeout=10, check=False,
     )
     return r.returncode == 0
 
@@ -467,7 +467,7 @@ def _run(argv: list[str], what: str, user: str | None, input: str | None = None)
             timeout=120,
             stdin=None if input is not None else subprocess.DEVNULL,
             preexec_fn=_die_with_parent,
-            **ids,
+            **ids, check=False,
         )
     except FileNotFoundError as e:
         raise DatabaseError(f"{what}: {e.filename} not found") from e

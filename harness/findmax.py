@@ -3,7 +3,8 @@
 A probe is an ordinary sustained point (harness/sustained.py) with its own result file. The
 first floods (``--rate max``) and gives the rate the pair drains at, R. Then offered rates of
 25, 50, 75, 90, 100 and 110% of R follow, upwards until the first probe that does not hold
-(halving below 25% while none holds, down to R/16), and two bisections between the last that held and the first that did not. A probe **holds**
+(halving below 25% while none holds, down to R/16), and two bisections between the last that
+held and the first that did not. A probe **holds**
 when it finished ok, kept up (receive >= 98% of send over its measured windows and a backlog
 that grew by at most one second of the offered rate) and its p99 latency is at most the
 bound. The maximum sustainable rate is the highest offered rate that held. A probe at a low

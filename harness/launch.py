@@ -116,7 +116,7 @@ class Ssh:
         try:
             r = subprocess.run(self.remote(["sh", "-c", script]), input=input,
                                capture_output=True, timeout=timeout,
-                               preexec_fn=_die_with_parent)
+                               preexec_fn=_die_with_parent, check=False)
         except subprocess.TimeoutExpired as e:
             raise RemoteError(f"{self.name}: '{script[:60]}' timed out after {timeout:.0f} s") \
                 from e
@@ -141,7 +141,7 @@ class Ssh:
         """Bring a file a program wrote on the host back to ``local``; False if it has none."""
         target = self.map(str(local))
         r = subprocess.run(self.remote(["cat", target]), capture_output=True, timeout=300,
-                           preexec_fn=_die_with_parent)
+                           preexec_fn=_die_with_parent, check=False)
         if r.returncode != 0:
             return False
         Path(local).parent.mkdir(parents=True, exist_ok=True)

@@ -92,7 +92,8 @@ class LiveView:
     def close(self, linger: float = 5.0) -> None:
         """Stop; a page that follows gets up to ``linger`` seconds to fetch the last state."""
         deadline = time.monotonic() + linger
-        while self.served is not None and self.served < self.version and time.monotonic() < deadline:
+        while (self.served is not None and self.served < self.version
+               and time.monotonic() < deadline):
             time.sleep(0.05)
         if self.served is not None:
             time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))  # ... and to draw it

@@ -58,14 +58,14 @@ class DelayUnavailable(NetnsUnavailable, ValueError):
 
 # -- small helpers ---------------------------------------------------------------------------
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    r = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
+    r = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=False)
     if check and r.returncode != 0:
         raise NetnsUnavailable(f"ip {' '.join(args)}: {_first_line(r.stderr)}")
     return r
 
 
 def _tc(*args: str) -> None:
-    r = subprocess.run(["tc", *args], capture_output=True, text=True, timeout=30)
+    r = subprocess.run(["tc", *args], capture_output=True, text=True, timeout=30, check=False)
     if r.returncode != 0:
         raise NetnsUnavailable(f"tc {' '.join(args)}: {_first_line(r.stderr)}")
 
@@ -152,7 +152,7 @@ def netem_missing() -> str | None:
         ["unshare", "--net", "tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=30, check=False,
     )
     if r.returncode == 0:
         return None

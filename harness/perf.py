@@ -9,8 +9,8 @@ receive)). One warm-up round is discarded; the table shows the median of the mea
 with min and max, and the ratio client / loop: the bench's own cost, which must stay within
 5% (ratio >= 0.95). A ratio is taken round by round (client / loop measured next to each
 other), and the table shows the median of those with their min and max: the machine's slow
-drift falls on both sides of each. A stock client with a tuned entry (``stomp-py-tuned``...) has it measured
-in the same rounds, and tuned / stock is printed as the headroom the library leaves.
+drift falls on both sides of each. A stock client with a tuned entry (``stomp-py-tuned``...)
+has it measured in the same rounds, and tuned / stock is printed as the headroom the library leaves.
 """
 
 from __future__ import annotations

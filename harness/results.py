@@ -109,14 +109,14 @@ def git_commit() -> str:
             ["git", "-C", str(paths.ROOT), "rev-parse", "--short=12", "HEAD"],
             capture_output=True,
             text=True,
-            timeout=10,
+            timeout=10, check=True,
         )
         commit = out.stdout.strip() or "unknown"
         dirty = subprocess.run(
             ["git", "-C", str(paths.ROOT), "status", "--porcelain", "--untracked-files=no"],
             capture_output=True,
             text=True,
-            timeout=10,
+            timeout=10, check=True,
         ).stdout.strip()
         return commit + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
@@ -127,7 +127,7 @@ def git_commit() -> str:
 def runtimes() -> dict:
     def first_line(argv):
         try:
-            out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=True)
             text = (out.stdout or out.stderr).strip().splitlines()
             return text[0] if text else "unknown"
         except (OSError, subprocess.SubprocessError):

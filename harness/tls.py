@@ -28,7 +28,8 @@ class Material:
 
 
 def _openssl(*args: str, cwd: Path) -> None:
-    r = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+                       check=False)
     if r.returncode != 0:
         raise TlsError(f"openssl {args[0]} failed: {r.stderr.strip().splitlines()[-1:]}")
 
@@ -62,7 +63,7 @@ def make(workdir: Path, hosts: list[str]) -> Material:
     # Java only trusts PKCS#12 certificate entries that keytool marked as trusted
     r = subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "ca", "-file", "ca.pem",
                         "-keystore", "trust.p12", "-storetype", "pkcs12", "-storepass",
-                        password], cwd=d, capture_output=True, text=True, timeout=60)
+                        password], cwd=d, capture_output=True, text=True, timeout=60, check=False)
     if r.returncode != 0:
         raise TlsError(f"keytool -importcert failed: {r.stderr.strip()[-300:]}")
     return Material(dir=d, ca_pem=d / "ca.pem", keystore=d / "broker.p12",

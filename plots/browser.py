@@ -84,7 +84,8 @@ def chart(manifest, flood, paced, x_key: str, xlabel: str, logx: bool, path: Pat
     for ax in (left, right):
         if logx:
             ax.set_xscale("log", base=2)
-        style.ticks_at(ax, "x", xs_all, unit="bytes" if x_key == "size" else "")  # the measured values, in the units a reader uses
+        # the measured values, in the units a reader uses
+        style.ticks_at(ax, "x", xs_all, unit="bytes" if x_key == "size" else "")
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3, which="both")
     h1, l1 = left.get_legend_handles_labels()

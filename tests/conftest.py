@@ -68,7 +68,8 @@ def run_client(
     r: clients.Resolved, role: str, args: list[str], timeout: float = 120, **kw
 ) -> subprocess.CompletedProcess:
     return subprocess.run(
-        r.client.argv(role) + args, capture_output=True, text=True, timeout=timeout, **kw
+        r.client.argv(role) + args, capture_output=True, text=True, timeout=timeout, **kw,
+        check=False
     )
 
 

@@ -43,7 +43,8 @@ def test_rendered_xml_is_accepted_by_the_launcher_check(tmp_path):
     xml = tmp_path / "activemq.xml"
     xml.write_text(brokers.render(spec))
     r = subprocess.run(
-        brokers.java_argv(xml, "256m", ["--check"]), capture_output=True, text=True, timeout=120
+        brokers.java_argv(xml, "256m", ["--check"]), capture_output=True, text=True, timeout=120,
+        check=False
     )
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(r.stdout.strip().splitlines()[-1]) == {"event": "checked", "broker": "chk"}
@@ -136,7 +137,7 @@ def test_bench_run_writes_a_result_with_the_stable_keys(tmp_path):
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=300, check=False,
     )
     assert r.returncode == 0, r.stderr[-3000:]
     assert "recv msg/s: median" in r.stdout and "lost 0" in r.stdout
@@ -201,7 +202,8 @@ def test_optimized_dispatch_keeps_every_message_with_every_language(tmp_path, mo
                      consumers=4, queues=16, count=20000, bursts=2, optimized_dispatch=True)
     rendered = []
     real_render = brokers.render
-    monkeypatch.setattr(brokers, "render", lambda b: rendered.append(real_render(b)) or rendered[-1])
+    monkeypatch.setattr(brokers, "render",
+                        lambda b: rendered.append(real_render(b)) or rendered[-1])
     out = Runner(spec, tmp_path / "point").run()
     assert len(rendered) == 1 and 'optimizedDispatch="true"' in rendered[0]
     m = metrics(out)

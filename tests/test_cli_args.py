@@ -11,7 +11,8 @@ BENCH = [sys.executable, "-m", "harness.cli"]
 
 
 def bench(*args):
-    return subprocess.run(BENCH + list(args), capture_output=True, text=True, cwd=ROOT, timeout=60)
+    return subprocess.run(BENCH + list(args), capture_output=True, text=True, cwd=ROOT, timeout=60,
+                          check=False)
 
 
 @pytest.mark.parametrize(
@@ -73,7 +74,7 @@ def test_python_client_bad_args(role, args, needle):
         [sys.executable, str(ROOT / "clients" / "python" / f"{role}.py"), *args],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=30, check=False,
     )
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()

@@ -202,7 +202,7 @@ def _config(tmp_path, env_file: Path) -> dict:
     r = subprocess.run(
         [exe, "--env-file", str(env_file), "-f", str(COMPOSE), "config"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
-        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)},
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}, check=False,
     )
     assert r.returncode == 0, r.stderr
     return yaml.safe_load(r.stdout)
@@ -464,7 +464,8 @@ def test_bridge_runs_app_configured_by_variables_it_reads():
 # -- the rendered files and the entrypoint -----------------------------------------------------
 def test_committed_broker_files_equal_a_fresh_render(tmp_path):
     r = subprocess.run([str(ROOT / "deploy/render.sh"), str(tmp_path)], capture_output=True,
-                       text=True, timeout=120, env={**os.environ, "PYTHON": sys.executable})
+                       text=True, timeout=120, env={**os.environ, "PYTHON": sys.executable},
+                       check=False)
     assert r.returncode == 0, r.stderr
     for name in ("broker-a.xml", "broker-b.xml"):
         fresh, committed = (tmp_path / name).read_text(), (ROOT / "deploy" / name).read_text()
@@ -497,7 +498,7 @@ def _stub_java(tmp_path: Path) -> dict:
 
 def _entrypoint(env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(ROOT / "deploy/broker-entrypoint.sh"), *args], env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, check=False)
 
 
 def test_entrypoint_fills_placeholders_xml_escaped_and_execs_the_launcher(tmp_path):
@@ -543,7 +544,7 @@ def _taken(ports) -> int | None:
 def _check(xml: Path, cwd: Path) -> dict:
     """The launcher's --check: loads and validates the file, starts nothing, binds nothing."""
     r = subprocess.run(brokers.java_argv(xml, "256m", ["--check"]), cwd=cwd,
-                       capture_output=True, text=True, timeout=180)
+                       capture_output=True, text=True, timeout=180, check=False)
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 

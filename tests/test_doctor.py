@@ -119,7 +119,8 @@ def test_a_missing_perl_module_and_a_missing_program_are_named(tmp_path, monkeyp
         assert g.verdict == "missing" and "ghost.py" in g.detail, g
     text = doctor.table(checks)
     assert re.search(r"^net-stomp-nossl\s+tcp\s+ok\s+FAIL\s+ok$", text, re.MULTILINE), text
-    assert re.search(r"^stomp-py-ghost\s+tcp\s+missing\s+missing\s+missing$", text, re.MULTILINE), text
+    assert re.search(r"^stomp-py-ghost\s+tcp\s+missing\s+missing\s+missing$", text,
+                     re.MULTILINE), text
     assert "net-stomp-nossl tcp tls: error: stomp+ssl:// needs the Perl module IO::Socket::SSL" \
         in text
     assert sum(ln.startswith("[") for ln in lines) == len(checks), lines

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.mark.parametrize("mode", [[], ["--flush-each"]], ids=["held", "flush-each"])
-def test_a_consumer_leaving_a_backlog_acknowledged_everything_it_took(shared_broker, mode, tmp_path):
+def test_a_consumer_leaving_a_backlog_acknowledged_everything_it_took(shared_broker, mode,
+                                                                      tmp_path):
     """10,000 queued; the tuned Java consumer takes at least 6,000 from the backlog (so its session
     mostly holds a next message and its acks wait) and exits; a stomp.py consumer then gets
     exactly the rest. An ack held and dropped at exit would bring a taken message back (and

@@ -35,7 +35,7 @@ def new_tag() -> str:
 
 
 def namespaces() -> set[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
     return {line.split()[0] for line in out.splitlines() if line.strip()}
 
 
@@ -89,11 +89,12 @@ def test_hosts_reach_each_other_across_the_bridge_but_not_from_the_harness(make_
 
     # the harness's own namespace has none of it: no new interface, no address, no route in
     assert set(os.listdir("/sys/class/net")) == links_before
-    local = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True).stdout
+    local = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True, check=True).stdout
     for h in net.hosts:
         addr = net.address(h)
         assert addr not in local
-        route = subprocess.run(["ip", "route", "get", addr], capture_output=True, text=True)
+        route = subprocess.run(["ip", "route", "get", addr], capture_output=True, text=True,
+                               check=False)
         if route.returncode != 0:  # no route at all: a connect fails without sending
             with pytest.raises(OSError), socket.create_connection((addr, 9), timeout=1):
                 pass
@@ -140,13 +141,13 @@ def test_broker_in_one_namespace_serves_clients_in_others(make_net, sup, tmp_pat
     py = [sys.executable]
     prod = subprocess.run(
         net.wrap("b") + py + ["clients/python/producer.py", *common, "--size", "200"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert prod.returncode == 0, prod.stderr
     records = tmp_path / "c.tsv"
     cons = subprocess.run(
         net.wrap("c") + py + ["clients/python/consumer.py", *common, "--records", str(records)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert cons.returncode == 0, cons.stderr
     assert events(cons.stdout)[-1]["received"] == 500
@@ -257,7 +258,7 @@ def test_cleanup_removes_only_what_dead_owners_left(make_net):
         assert set(info["names"]) <= namespaces()
         r = subprocess.run(
             [sys.executable, "-m", "harness.netns", "cleanup"],
-            cwd=ROOT, capture_output=True, text=True, timeout=60,
+            cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
         assert r.returncode == 0, r.stderr
         left = namespaces()
@@ -269,7 +270,7 @@ def test_cleanup_removes_only_what_dead_owners_left(make_net):
             time.sleep(0.05)
         assert gone(info["inside"])
     finally:
-        subprocess.run(["ip", "netns", "del", foreign])
+        subprocess.run(["ip", "netns", "del", foreign], check=True)
 
 
 RECEIVER = """
@@ -308,7 +309,7 @@ def test_multicast_between_namespaces_when_asked(make_net):
         assert recv.stdout.readline().strip() == "ready", recv.stderr.read()
         send = subprocess.run(
             net.wrap("a") + [sys.executable, "-c", SENDER, group, port],
-            capture_output=True, text=True, timeout=30,
+            capture_output=True, text=True, timeout=30, check=False,
         )  # fmt: skip
         assert send.returncode == 0, send.stderr
         out, err = recv.communicate(timeout=10)
@@ -321,7 +322,7 @@ def test_multicast_between_namespaces_when_asked(make_net):
     plain = make_net()  # without multicast=True there is no route for it
     send = subprocess.run(
         plain.wrap("a") + [sys.executable, "-c", SENDER, group, port],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True, text=True, timeout=30, check=False,
     )  # fmt: skip
     assert send.returncode != 0 and "unreachable" in send.stderr
 

@@ -87,7 +87,7 @@ def test_a_missing_inventory_and_an_unknown_hosts_value_are_refused():
 def test_bench_run_with_a_bad_inventory_exits_non_zero_with_one_line(tmp_path):
     bad = write(tmp_path, "hosts: {a: {ssh: h, workdir: /w, roles: [broker]}}")
     r = subprocess.run([str(ROOT / "bench"), "run", "--hosts", str(bad)], capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=120, check=False)
     assert r.returncode != 0
     err = [line for line in r.stderr.splitlines() if "error" in line]
     assert err and "no host has the role producers" in err[-1], r.stderr
@@ -260,7 +260,7 @@ def test_sigkill_of_the_harness_ends_the_program_on_the_host(tmp_path, need_ssh_
                 time.sleep(0.05)
                 inside = set(marked(marker)) & set(map(int, subprocess.run(
                     ["ip", "netns", "pids", net.net.namespace("h1")], capture_output=True,
-                    text=True).stdout.split()))
+                    text=True, check=True).stdout.split()))
             assert len(inside) == 2, "the program did not start on h1"
             far = sorted(inside)
         finally:
@@ -280,7 +280,7 @@ def test_sigkill_of_the_harness_ends_the_program_on_the_host(tmp_path, need_ssh_
 
 
 def _namespaces() -> set[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
     return {line.split()[0] for line in out.splitlines() if line.strip()}
 
 
@@ -307,7 +307,8 @@ def test_the_playbook_passes_ansibles_syntax_check(tmp_path):
     r = subprocess.run(provision.playbook_argv(inv, ["--syntax-check"]), capture_output=True,
                        text=True, timeout=120, env={**os.environ,
                                                     "ANSIBLE_CONFIG": str(provision.CONFIG),
-                                                    "ANSIBLE_LOCAL_TEMP": str(tmp_path)})
+                                                    "ANSIBLE_LOCAL_TEMP": str(tmp_path)},
+                       check=False)
     assert r.returncode == 0, r.stdout + r.stderr
 
 

@@ -80,7 +80,7 @@ BAD_ARGS = [
 def test_bad_arguments_exit_2_with_one_line(argv, tmp_path):
     env = {**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)}
     out = subprocess.run([sys.executable, "-m", "harness.cli", *argv], capture_output=True,
-                         text=True, cwd=ROOT, env=env, timeout=60)
+                         text=True, cwd=ROOT, env=env, timeout=60, check=False)
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "error" in lines[0], out.stderr

@@ -61,7 +61,8 @@ def test_forward_across_network_namespaces(discovery, tmp_path):
                   consumers=2, count=5000, bursts=1, link_rate="200mbit")
     _exact(m, 5000)
     assert len(out.namespaces) == 3  # two hosts and the bridge
-    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                            check=True).stdout
     assert not [n for n in out.namespaces if n in listed.split()], "namespaces left behind"
 
 

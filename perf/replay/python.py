@@ -7,16 +7,18 @@ import gc
 import sys
 import time
 
-sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parents[2] / 'clients' / 'python'))
+sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parents[2]
+                       / 'clients' / 'python'))
 import stomp
 from consumer import Collector
 from stomp.utils import Frame
 
 N = 60000
 def frame(i, size):
-    h = {"destination": "/queue/q", "message-id": f"ID:host-1234-1:1:1:1:{i}", "subscription": "1",
-         "bb_producer": "p0", "bb_seq": str(i), "bb_burst": "0", "bb_sent_ns": str(1763800000000000000 + i),
-         "bb_nonce": "abcdef0123456789", "bb_crc32": "0badf00d", "priority": "4", "expires": "0", "timestamp": "1763800000000"}
+    h = {"destination": "/queue/q", "message-id": f"ID:host-1234-1:1:1:1:{i}",
+         "subscription": "1", "bb_producer": "p0", "bb_seq": str(i), "bb_burst": "0",
+         "bb_sent_ns": str(1763800000000000000 + i), "bb_nonce": "abcdef0123456789",
+         "bb_crc32": "0badf00d", "priority": "4", "expires": "0", "timestamp": "1763800000000"}
     return Frame("MESSAGE", h, b"%06d" % i + b"x" * (size - 6) if size > 6 else b"%06d" % i)
 times, foreign = [], []
 class L(stomp.ConnectionListener):
@@ -41,4 +43,5 @@ for size in (6, 1024):
             res[name].append(dt / N)
             del c
     import statistics as st
-    print(size, {k: round(st.median(v)) for k, v in res.items()}, "extra ns/msg", round(st.median(res['client']) - st.median(res['loop'])))
+    print(size, {k: round(st.median(v)) for k, v in res.items()}, "extra ns/msg",
+          round(st.median(res['client']) - st.median(res['loop'])))
