@@ -115,7 +115,7 @@ def load(path: str | Path, need: tuple[str, ...] = ("broker", "producers", "cons
         if not isinstance(name, str) or not _NAME.match(name):
             raise ValueError(f"{where}: a host name is [A-Za-z0-9_.-], up to 63 characters")
         if not isinstance(h, dict):
-            raise ValueError(f"{where}: needs ssh, workdir and roles")
+            raise ValueError(f"{where}: needs ssh, workdir and roles")  # noqa: TRY004 - bad input
         unknown = set(h) - {"ssh", "kubectl", "address", "workdir", "roles", "proxy"}
         if unknown:
             raise ValueError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
@@ -318,7 +318,7 @@ class Placement:
                 for launcher in self.launchers.values():
                     try:
                         launcher.clean()
-                    except Exception:  # noqa: BLE001 - a host we cannot reach keeps its files
+                    except Exception:  # noqa: BLE001, S110 - a host we cannot reach keeps its files
                         pass
         finally:
             if self._owner is not None:

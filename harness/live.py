@@ -139,7 +139,7 @@ class LiveView:
                 conn.connect(creds[0], creds[1], wait=True)
             else:
                 conn.connect(wait=True)
-        except Exception as e:  # the live view never fails a point
+        except Exception as e:  # noqa: BLE001 - the live view never fails a point
             with self.lock:
                 self.state["note"] = f"cannot publish to the broker: {e}"
             return
@@ -228,7 +228,7 @@ class LiveView:
             body = json.dumps(self.snap)
         try:
             conn.send(destination=TOPIC, body=body, content_type="application/json")
-        except Exception:  # a broker on its way down: the next point connects anew
+        except Exception:  # noqa: BLE001 - a broker going down: the next point connects anew
             self.conn = None
 
     def _publish_loop(self) -> None:
@@ -242,7 +242,7 @@ class LiveView:
             def bye():
                 try:
                     conn.disconnect()
-                except Exception:
+                except Exception:  # noqa: BLE001, S110 - a goodbye to a broker that may be gone
                     pass
 
             threading.Thread(target=bye, daemon=True, name="live-disconnect").start()

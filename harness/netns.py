@@ -206,7 +206,7 @@ def _in_namespace(name: str, fn):
             finally:
                 os.close(fd)
             out["value"] = fn()
-        except BaseException as e:  # handed to the caller's thread
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
             out["error"] = e
 
     t = threading.Thread(target=run, name=f"netns-{name}", daemon=True)

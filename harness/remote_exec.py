@@ -53,7 +53,7 @@ def run(argv: list[str], cwd: str | None, relay: bool = False) -> int:
         os.makedirs(cwd, exist_ok=True)
     try:
         proc = subprocess.Popen(argv, cwd=cwd, start_new_session=True,
-                                preexec_fn=_child_setup,
+                                preexec_fn=_child_setup,  # noqa: PLW1509 - the program dies with its ssh session
                                 stdin=subprocess.PIPE if relay else None)
     except OSError as e:
         print(f"error: cannot start {argv[0]}: {e}", file=sys.stderr)

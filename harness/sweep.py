@@ -262,7 +262,7 @@ def run_sweep(
         try:
             for path in charts.render_run(run.dir):
                 print(f"chart: {path}", file=sys.stderr)
-        except Exception as e:  # charts must never hide the run's own outcome
+        except Exception as e:  # noqa: BLE001 - charts must never hide the run's outcome
             print(f"bench sweep: charts failed: {e}", file=sys.stderr)
     return run.dir, failed + skipped
 

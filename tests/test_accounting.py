@@ -198,8 +198,12 @@ def test_messages_left_in_a_queue_fail_the_point_by_name(point, monkeypatch):
 
 def test_a_duplicate_fails_a_point_that_expects_each_message_once(point, monkeypatch):
     real = measure.read_consumer_records
-    monkeypatch.setattr(measure, "read_consumer_records", lambda path: (lambda r: r + r[:1])(
-        real(path)))
+
+    def doubled(path):
+        r = real(path)
+        return r + r[:1]
+
+    monkeypatch.setattr(measure, "read_consumer_records", doubled)
     _out, doc = point()
     assert doc["accounting"]["duplicates"] == 1 and doc["status"] == "failed"
     assert any("1 message(s) delivered twice" in e for e in doc["errors"])

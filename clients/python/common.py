@@ -163,7 +163,7 @@ def connect(args, listener: Listener | None = None):
     deadline = time.monotonic() + args.connect_timeout
     try:
         conn.connect(args.user, args.password, wait=True)
-    except Exception as e:  # stomp.py raises several kinds; all mean the same here
+    except Exception as e:  # noqa: BLE001 - stomp.py raises several kinds, all mean the same
         fail(3, f"cannot connect to {args.url}: {listener.error or type(e).__name__}")
     if time.monotonic() > deadline or not conn.is_connected():
         fail(3, f"cannot connect to {args.url}: {listener.error or 'timed out'}")

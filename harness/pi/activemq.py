@@ -130,7 +130,7 @@ class Collector:
     def close(self) -> None:
         try:
             self.conn.disconnect()
-        except Exception:  # noqa: BLE001 - closing after the measurement: nothing to save
+        except Exception:  # noqa: BLE001, S110 - closing after the measurement: nothing to save
             pass
 
 def run_broker_point(sup: Supervisor, broker: brokers.Broker, cfg: PiConfig, w: int, m: int,
