@@ -91,7 +91,11 @@ def pair_run(
     finally:
         if consumer.poll() is None:
             consumer.kill()
-            consumer.communicate()
+        # closed on every path: a consumer that failed early must not leave its pipes to the
+        # garbage collector, whose ResourceWarning would fail a later test
+        for f in (consumer.stdout, consumer.stderr):
+            f.close()
+        consumer.wait()
     done = events(first + out)[-1]
     return (measure.read_producer_records(prec), measure.read_consumer_records(crec), done)
 
