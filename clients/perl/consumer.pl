@@ -79,9 +79,13 @@ sub commit_tx {
 }
 
 # One MESSAGE frame: keep what the records need, acknowledge as the mode says. The hot path
-# is the harness's cost on top of Net::Stomp's, so it keeps only a timestamp, the frame's
-# headers and its body (a large body: its length and CRC-32); the records are made at stop.
-my @raw;
+# is the harness's cost on top of Net::Stomp's, so it appends to two strings and allocates
+# nothing per message: a line of the needed header values with a timestamp ($heads), and the
+# body ($bodies: "b", its length, the bytes; a body over $KEEP_BODY as "s", its length, CRC-32
+# and first 6 bytes). Keeping each frame's headers hash instead (about 2 KB a message) cost
+# 5-8% of the receive rate in page faults and allocation (docs/perf.md, "Net::Stomp's receive
+# gap"). The records are made at stop.
+my ($heads, $bodies) = ('', '');
 my $KEEP_BODY = 4096;
 
 sub on_message {
@@ -90,9 +94,18 @@ sub on_message {
     $now = $s * 1000000000 + $us * 1000;
     my $h = $f->headers;
     my $body = $f->body;
-    push @raw, length($body) <= $KEEP_BODY
-      ? [$now, $h, $body]
-      : [$now, $h, undef, length($body), Compress::Raw::Zlib::crc32($body), substr($body, 0, 6)];
+    {
+        # an absent header keeps an empty field; a tab inside a value makes the line too long:
+        # either way the record fails its check at stop and the message counts as foreign
+        no warnings 'uninitialized';
+        $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t"
+          . "$h->{redelivered}\t$h->{destination}\t"
+          . (exists $h->{bb_nonce} ? $h->{bb_nonce} : '-') . "\t"
+          . (exists $h->{bb_crc32} ? $h->{bb_crc32} : '-') . "\n";
+    }
+    $bodies .= length($body) <= $KEEP_BODY
+      ? pack('a N/a*', 'b', $body)
+      : pack('a N N a6', 's', length($body), Compress::Raw::Zlib::crc32($body), substr($body, 0, 6));
     $stop = 1 if defined $h->{bb_seq} && ++$seen == $target;
     return unless $mode;
     if ($mode == 2) {
@@ -127,32 +140,40 @@ sub other_frame {
     # RECEIPTs and anything else: nothing to do
 }
 
-# The records from @raw: a message without the four bench headers (or whose headers do not
-# parse) is foreign; body_ok says whether the body starts with the counter's digits.
+# The records from $heads and $bodies: a message without the four bench headers (or whose
+# headers do not parse) is foreign; body_ok says whether the body starts with the counter's
+# digits.
 sub make_records {
     no warnings 'uninitialized';    # a missing header makes the line fail the check: foreign
-    for my $r (@raw) {
-        my ($t, $h, $body, $len, $crc, $b6) = @$r;
-        my $line = "$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}";
-        unless ($line =~ /^[A-Za-z0-9_.-]{1,64}\t(\d{1,18})\t\d{1,18}\t\d{1,19}\z/) {
+    my $pos = 0;
+    for my $l (split /\n/, $heads) {
+        my ($len, $crc, $b6);
+        if (substr($bodies, $pos, 1) eq 'b') {
+            my $n = unpack('N', substr($bodies, $pos + 1, 4));
+            my $body = substr($bodies, $pos + 5, $n);
+            $pos += 5 + $n;
+            ($len, $crc, $b6) = (length $body, Compress::Raw::Zlib::crc32($body), substr($body, 0, 6));
+        } else {
+            ($len, $crc, $b6) = unpack('x N N a6', substr($bodies, $pos, 15));
+            $pos += 15;
+        }
+        my ($t, $p, $sq, $bu, $sn, $rd, $de, $nonce, $hcrc, $more) = split /\t/, $l, 10;
+        my $line = "$p\t$sq\t$bu\t$sn";
+        unless (!defined $more && defined $hcrc
+                && $line =~ /^[A-Za-z0-9_.-]{1,64}\t(\d{1,18})\t\d{1,18}\t\d{1,19}\z/) {
             $foreign++;
             next;
         }
         my $counter = sprintf('%06d', $1 % 1000000);
-        if (defined $body) {
-            ($len, $crc, $b6) = (length $body, Compress::Raw::Zlib::crc32($body), substr($body, 0, 6));
-        }
         my $ok = $b6 ne '' && index($counter, $b6) == 0 ? 1 : 0;
-        my $red = $h->{redelivered} eq 'true' ? 1 : 0;
+        my $red = $rd eq 'true' ? 1 : 0;
         $redelivered += $red;
-        my $dn = $dname{ $h->{destination} } // dest_name($h->{destination});
-        my ($nonce, $hcrc) = ($h->{bb_nonce} // '-', $h->{bb_crc32} // '-');
-        s/[\t\n]/?/g for $nonce, $hcrc;
+        my $dn = $dname{$de} // dest_name($de);
         $rec .= sprintf("%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%08x\n",
                         $line, $t, $len, $ok, $red, $dn, $nonce, $hcrc, $crc);
         $received++;
     }
-    @raw = ();
+    ($heads, $bodies) = ('', '');
 }
 
 my $stdin = $o->{gate} ? StdinLines->new : undef;
