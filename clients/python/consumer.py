@@ -24,6 +24,8 @@ from common import (
     tcp_nodelay,
 )
 
+KEEP_BODY = 4096  # bytes: a larger body is summarised on arrival, not kept
+
 
 class Collector(Listener):
     """Keeps the raw facts of each message; parsing waits until the consumer stops."""
@@ -47,9 +49,12 @@ class Collector(Listener):
         h = frame.headers
         g = h.get
         body = frame.body
+        # the body object itself (stomp.py made it; keeping it copies nothing), its length and
+        # CRC-32 taken at stop; a body over KEEP_BODY is summarised here instead
         self.raw.append((t, g("bb_producer"), g("bb_seq"), g("bb_burst"), g("bb_sent_ns"),
                          g("bb_nonce"), g("bb_crc32"), g("destination"), g("redelivered"),
-                         body[:6], len(body), zlib.crc32(body)))
+                         body if len(body) <= KEEP_BODY
+                         else (len(body), zlib.crc32(body), body[:6])))
         self.n += 1
         if self.ack_every:
             self.last = h
@@ -157,7 +162,11 @@ def main(argv=None) -> int:
     foreign = redelivered = 0
     lines = []
     # (after the disconnect: nothing comes now)
-    for t, producer, seq, burst, sent, nonce, hcrc, dest, red, prefix, n, crc in collector.raw:
+    for t, producer, seq, burst, sent, nonce, hcrc, dest, red, body in collector.raw:
+        if type(body) is tuple:
+            n, crc, prefix = body
+        else:
+            n, crc, prefix = len(body), zlib.crc32(body), body[:6]
         try:
             if producer is None:
                 raise ValueError
