@@ -463,7 +463,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="run sweeps (axes x profile) and draw the charts")
     p.add_argument("axes", nargs="*", help="axes to run (default: all in the profile)")
-    p.add_argument("--profile", default="quick", help="quick, blog, full, browser or latency (profiles/*.yaml)")
+    p.add_argument("--profile", default="quick",
+                   help="quick, blog, full, browser or latency (profiles/*.yaml)")
     p.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run")
     p.add_argument("--producer", help="override the profile's producer client(s)")
     p.add_argument("--consumer", help="override the profile's consumer client(s)")
