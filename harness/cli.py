@@ -6,7 +6,7 @@ import argparse
 import math
 import sys
 
-from harness import clients, results
+from harness import clients, profiles, results
 from harness.paths import NotBuilt
 from harness.procs import Interrupted, install_signal_handlers
 from harness.run import PointFailed, PointSpec
@@ -464,7 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sweep", help="run sweeps (axes x profile) and draw the charts")
     p.add_argument("axes", nargs="*", help="axes to run (default: all in the profile)")
     p.add_argument("--profile", default="quick",
-                   help="quick, blog, full, browser or latency (profiles/*.yaml)")
+                   help=", ".join(profiles.profile_names()) + " (profiles/*.yaml)")
     p.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run")
     p.add_argument("--producer", help="override the profile's producer client(s)")
     p.add_argument("--consumer", help="override the profile's consumer client(s)")

@@ -27,6 +27,11 @@ from common import (
 KEEP_BODY = 4096  # bytes: a larger body is summarised on arrival, not kept
 
 
+def body_facts(body: bytes) -> tuple[int, int, bytes]:
+    """What the records need of a body: its length, CRC-32 and first 6 bytes."""
+    return len(body), zlib.crc32(body), body[:6]
+
+
 class Collector(Listener):
     """Keeps the raw facts of each message; parsing waits until the consumer stops."""
 
@@ -54,7 +59,7 @@ class Collector(Listener):
         self.raw.append((t, g("bb_producer"), g("bb_seq"), g("bb_burst"), g("bb_sent_ns"),
                          g("bb_nonce"), g("bb_crc32"), g("destination"), g("redelivered"),
                          body if len(body) <= KEEP_BODY
-                         else (len(body), zlib.crc32(body), body[:6])))
+                         else body_facts(body)))
         self.n += 1
         if self.ack_every:
             self.last = h
@@ -163,10 +168,7 @@ def main(argv=None) -> int:
     lines = []
     # (after the disconnect: nothing comes now)
     for t, producer, seq, burst, sent, nonce, hcrc, dest, red, body in collector.raw:
-        if type(body) is tuple:
-            n, crc, prefix = body
-        else:
-            n, crc, prefix = len(body), zlib.crc32(body), body[:6]
+        n, crc, prefix = body if type(body) is tuple else body_facts(body)
         try:
             if producer is None:
                 raise ValueError
