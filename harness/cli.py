@@ -7,6 +7,7 @@ import math
 import sys
 
 from harness import clients, profiles, results
+from harness.faults.registry import SCENARIOS
 from harness.paths import NotBuilt
 from harness.procs import Interrupted, install_signal_handlers
 from harness.run import PointFailed, PointSpec
@@ -405,9 +406,9 @@ def cmd_chaos(args) -> int:
         from harness import soak
 
         return soak.main(args)
-    from harness import chaos
+    from harness.faults import command
 
-    return chaos.main(args)
+    return command.main(args)
 
 
 def cmd_pi(args) -> int:
@@ -510,9 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("chaos", help="inject a fault into a persistent client-ack burst; "
                        "exit 1 if anything was lost")
-    p.add_argument("scenario", choices=["broker-kill", "link-cut", "failover-pair",
-                                        "consumer-kill", "slow-consumer", "store-full",
-                                        "mesh-partition", "all", "soak"],
+    p.add_argument("scenario", choices=[*SCENARIOS, "all", "soak"],
                    help="the fault, or all (every scenario x every applicable language), or "
                    "soak (all four languages for --duration with faults from a seeded "
                    "schedule)")

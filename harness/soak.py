@@ -27,7 +27,7 @@ With network namespaces (root) the brokers are ``forward``'s a and b, each in it
 namespace; without, one broker on loopback and no link-cut. Every few seconds each broker
 answers ``stats`` (heap, open files, store usage: broker/Main.java) for the chart
 (``soak.png``), so a leak shows as a slope. At the end producers are stopped, consumers drain
-what was confirmed, and the accounting of ``harness.chaos`` applies to every process that
+what was confirmed, and the accounting of ``harness.faults`` applies to every process that
 lived: 0 confirmed messages lost, duplicates and recovery time per fault.
 """
 
@@ -42,9 +42,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness import brokers, chaos, clients, paths
-from harness.chaos import NS, Chaos, ChaosFailed, ChaosSpec, Life, Skip
+from harness import brokers, clients, paths
+from harness.faults.base import Scenario
+from harness.faults.lives import Life
+from harness.faults.reckon import RULE, Result
+from harness.faults.spec import NS, ChaosFailed, ChaosSpec, Skip
 from harness.procs import Interrupted
+from harness.results import json_safe
 
 FAULTS = ("broker-kill", "link-cut", "consumer-kill", "producer-kill")
 STATS_EVERY_S = 5.0
@@ -135,8 +139,8 @@ class SoakSpec:
             clients.resolve(c)
 
 
-class Soak(Chaos):
-    """The soak, on ``Chaos``'s processes, events and accounting."""
+class Soak(Scenario):
+    """The soak, on ``Scenario``'s processes, events and accounting."""
 
     def __init__(self, spec: SoakSpec, out_dir: Path, progress=None):
         self.soak = spec
@@ -156,7 +160,7 @@ class Soak(Chaos):
         self.bspecs: dict[str, brokers.BrokerSpec] = {}
 
     # -- the frame -------------------------------------------------------------------------
-    def run(self) -> chaos.Result:
+    def run(self) -> Result:
         t0 = time.monotonic()
         sk = self.soak
         try:
@@ -189,7 +193,10 @@ class Soak(Chaos):
             shutil.rmtree(self.work, ignore_errors=True)
         return self.result
 
-    def _after(self) -> None:
+    def struck(self) -> bool:
+        return True  # each fault's figures say whether it struck
+
+    def after(self) -> None:
         self._per_fault()
 
     # -- processes -------------------------------------------------------------------------
@@ -344,7 +351,10 @@ class Soak(Chaos):
 
     def inject(self, f: Fault) -> None:
         f.t_ns = time.time_ns()
-        getattr(self, "_fault_" + f.kind.replace("-", "_"))(f)
+        faults = {"broker-kill": self._fault_broker_kill, "link-cut": self._fault_link_cut,
+                  "consumer-kill": self._fault_consumer_kill,
+                  "producer-kill": self._fault_producer_kill}  # FAULTS, each kind's method
+        faults[f.kind](f)
         self.last_progress = time.monotonic()
 
     def _fault_broker_kill(self, f: Fault) -> None:
@@ -557,7 +567,7 @@ def replay_args(spec: SoakSpec) -> str:
 
 
 # -- report and command ----------------------------------------------------------------------
-def report(r: chaos.Result, spec: SoakSpec) -> str:
+def report(r: Result, spec: SoakSpec) -> str:
     lines = [f"chaos soak (seed {spec.seed}, {spec.duration_s:g} s, {spec.faults} faults): "
              f"{r.status.upper()}" + (f": {r.reason}" if r.reason else "")]
     t = r.tally
@@ -609,8 +619,8 @@ def main(args) -> int:
     finally:
         if r is not None:
             doc = {"schema_version": 1, "command": sys.argv, "spec": asdict(spec),
-                   "rule": chaos.RULE, "result": r.as_dict()}
-            (run.dir / "soak.json").write_text(json.dumps(chaos.json_safe(doc), indent=2))
+                   "rule": RULE, "result": r.as_dict()}
+            (run.dir / "soak.json").write_text(json.dumps(json_safe(doc), indent=2))
             try:
                 from plots import soak as soak_plot
 

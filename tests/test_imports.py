@@ -17,9 +17,9 @@ PACKAGES = ("harness", "plots")
 
 
 def modules() -> dict[str, ast.Module]:
-    return {f"{pkg}.{p.stem}": ast.parse(p.read_text(), str(p))
-            for pkg in PACKAGES for p in sorted((ROOT / pkg).glob("*.py"))
-            if p.stem != "__init__"}
+    return {".".join(p.relative_to(ROOT).with_suffix("").parts): ast.parse(p.read_text(), str(p))
+            for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))
+            if p.stem != "__init__"}  # sub-packages too (harness/faults/, harness/pi/)
 
 
 def graph(mods: dict[str, ast.Module]) -> dict[str, set[str]]:
