@@ -36,8 +36,9 @@ def _calibrated(points: list[dict], ref: dict) -> list[dict]:
 
 def compare(run_a, run_b, threshold: float, out=None, calibrated: bool = False) -> int:
     out = out or sys.stdout
-    man_a, a_points = results.load_run(run_a)
-    man_b, b_points = results.load_run(run_b)
+    a_run, b_run = results.load_run(run_a), results.load_run(run_b)
+    man_a, a_points = a_run.manifest, a_run.points
+    man_b, b_points = b_run.manifest, b_run.points
     unit = "recv/s"
     if calibrated:
         from harness import calibration

@@ -13,7 +13,8 @@ Stable keys tools may rely on: ``accounting.sent``, ``accounting.received``,
 ``throughput.recv_msgs_per_s``, ``latency_ms.p50``, ``latency_ms.p99``. ``latency_ms`` is null
 for an unpaced flood (its figures are ``time_in_queue_ms``), and a percentile with too few
 samples behind it is null ("n/a"). Changing the shape bumps ``SCHEMA_VERSION``;
-``load_point`` upgrades older files.
+``load_point`` upgrades older files; ``load_run`` reads a whole run back (``RunFiles``), the
+one loader of plots/, compare and the summary.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import os
 import platform
 import re
 import subprocess
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -263,11 +265,55 @@ def load_point(path: Path) -> dict:
     return doc
 
 
-def load_run(run_dir: Path) -> tuple[dict, list[dict]]:
+STUDY_FILES = ("pi", "reqreply", "chaos")  # the documents the report shows
+
+
+@dataclass
+class RunFiles:
+    """A finished (or interrupted) run as its files hold it: the manifest (``run.json``),
+    every point (``points/*.json``, upgraded by ``load_point``, in file-name order), and the
+    studies' documents (``pi.json``, ``reqreply.json``, ``chaos.json``) when present.
+    The one way a run directory is read: results, charts, the report and compare use it."""
+
+    dir: Path
+    manifest: dict
+    points: list[dict]
+    studies: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.manifest.get("run_id") or self.dir.name
+
+    @property
+    def charts(self) -> list[Path]:
+        """The run's PNG charts, by name."""
+        return sorted((self.dir / "charts").glob("*.png"))
+
+    def by_axis(self) -> dict[str, list[dict]]:
+        """A sweep's points per axis, in the order the axes first appear."""
+        out: dict[str, list[dict]] = {}
+        for p in self.points:
+            axis = (p.get("sweep") or {}).get("axis")
+            if axis:
+                out.setdefault(axis, []).append(p)
+        return out
+
+    @property
+    def profile(self) -> str | None:
+        """The sweep profile the run measured (the manifest's, else its points')."""
+        return self.manifest.get("profile") or next(
+            ((p.get("sweep") or {}).get("profile") for p in self.points
+             if (p.get("sweep") or {}).get("profile")), None)
+
+
+def load_run(run_dir: Path) -> RunFiles:
+    """Read a run directory (see ``RunFiles``); a missing ``run.json`` is FileNotFoundError."""
     run_dir = Path(run_dir)
     manifest = json.loads((run_dir / "run.json").read_text())
     points = [load_point(p) for p in sorted((run_dir / "points").glob("*.json"))]
-    return manifest, points
+    studies = {name: json.loads(f.read_text()) for name in STUDY_FILES
+               if (f := run_dir / f"{name}.json").exists()}
+    return RunFiles(run_dir, manifest, points, studies)
 
 
 def resolve_run(ref: str, root: Path | None = None) -> Path:
@@ -289,7 +335,7 @@ def get(doc: dict, dotted: str):
 
 
 def write_summary(run_dir: Path) -> Path:
-    _, points = load_run(run_dir)
+    points = load_run(run_dir).points
     path = Path(run_dir) / "summary.csv"
     with open(path, "w", newline="") as f:
         w = csv.writer(f)

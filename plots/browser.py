@@ -33,7 +33,13 @@ CHARTS = (
 
 
 def render(manifest: dict, by_axis: dict[str, list[dict]], charts: Path) -> list[Path]:
-    """Draw the browser charts the run has points for; takes their axes out of ``by_axis``."""
+    """Draw the browser charts of ``by_axis`` (the axes whose profile declares ``chart:
+    browser``), each flood axis with its paced twin as ``CHARTS`` pairs them."""
+    known = {a for c in CHARTS for a in c[:2]}
+    if set(by_axis) - known:
+        raise ValueError(f"chart browser: no browser chart for axis "
+                         f"{', '.join(sorted(set(by_axis) - known))} (have: "
+                         f"{', '.join(sorted(known))})")
     written = []
     for flood_axis, paced_axis, x_key, xlabel, logx, name in CHARTS:
         flood = by_axis.pop(flood_axis, [])

@@ -17,7 +17,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import yaml
 
-from plots import style
+from harness import profiles, results
+from plots import browser, report, soak, studies, style
 from plots.figure import (
     busiest_note,
     drawable,
@@ -69,17 +70,6 @@ def _ref_label(ax, y: float, text: str, x: float = 1.0, ha: str = "right") -> No
     placer moves it off any other text."""
     ax.annotate(text, (x, y), xycoords=("axes fraction", "data"),
                 xytext=(-2 if ha == "right" else 2, 2), va="bottom", ha=ha, **style.REF_LABEL)
-
-
-def _load(run_dir: Path) -> tuple[dict, list[dict]]:
-    # results.load_run would do, but plots reads files on its own (no harness import needed)
-    import json
-
-    manifest = json.loads((run_dir / "run.json").read_text())
-    points = []
-    for p in sorted((run_dir / "points").glob("*.json")):
-        points.append(json.loads(p.read_text()))
-    return manifest, points
 
 
 def chart_by_numeric(
@@ -468,136 +458,103 @@ def _x_key(points: list[dict], axis: str) -> str:
         min(keys) if keys else axis
 
 
-def _by_axis(points: list[dict]) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = defaultdict(list)
-    for p in points:
-        axis = p.get("sweep", {}).get("axis")
-        if axis:
-            out[axis].append(p)
+def chart_kinds(run: results.RunFiles) -> dict[str, str]:
+    """Axis -> chart kind, as the run's profile declares it (harness/profiles.py); an axis the
+    profile does not name (or a run without one) gets the default of its points' kind."""
+    axes: dict = {}
+    if run.profile in profiles.profile_names():  # a bad chart kind is an error, no default
+        axes = profiles.load_profile(run.profile)["axes"]
+    out = {}
+    for axis, pts in run.by_axis().items():
+        declared = axes.get(axis) or {"kind": (pts[0].get("sweep") or {}).get("kind")}
+        out[axis] = profiles.chart_kind(declared)
     return out
 
 
-def render_run(run_dir: Path) -> list[Path]:
-    """Draw every chart the run's result files support; returns the files written."""
-    run_dir = Path(run_dir)
-    manifest, points = _load(run_dir)
-    charts = run_dir / "charts"
-    written = []
+def _numeric(manifest, pts, axis, charts, *, title, x_key, xlabel, **kw) -> Path:
+    return chart_by_numeric(manifest, pts, title, x_key, charts / f"throughput-by-{axis}.png",
+                            xlabel=xlabel, **kw)
+
+
+def _category(manifest, pts, axis, charts, *, title=None, x_key=None, **kw) -> Path:
+    return chart_by_category(manifest, pts, title or axis, x_key or _x_key(pts, axis),
+                             charts / f"throughput-by-{axis}.png", **kw)
+
+
+def _drawers() -> dict:
+    """Chart kind -> draw(manifest, points, axis, charts_dir) -> the PNG written."""
     blog = BLOG
-    by_axis = _by_axis(points)
-    from plots import browser  # the browser profile's axes are drawn in pairs
-
-    written.extend(browser.render(manifest, by_axis, charts))
-    for axis, pts in by_axis.items():
-        if not any(drawable(p) for p in pts) and axis != "languages":
-            continue
-        if (pts[0].get("sweep") or {}).get("kind") == "find-max":
-            written.append(chart_find_max(manifest, pts, charts / f"{axis}.png"))
-        elif axis == "consumers":
-            written.append(
-                chart_by_numeric(
-                    manifest,
-                    pts,
-                    "consumers",
-                    "consumers",
-                    charts / "throughput-by-consumers.png",
-                    xlabel="competing consumers",
-                    refs=[
-                        (blog["baseline_msgs_per_s"],
-                         f"{blog['short']}: ~3,250 msg/s (2 consumers)"),
-                        (blog["many_consumers_msgs_per_s"], f"{blog['short']}: ~1,500 msg/s (> 8)"),
-                    ],
-                )
-            )
-        elif axis == "size":
-            written.append(
-                chart_by_numeric(
-                    manifest,
-                    pts,
-                    "message size",
-                    "size",
-                    charts / "throughput-by-size.png",
-                    xlabel="body size (log)",
-                    logx=True,
-                    twin_kib=True,
-                )
-            )
-        elif axis == "queues":
-            written.append(
-                chart_by_numeric(
-                    manifest,
-                    pts,
-                    "number of queues",
-                    "queues",
-                    charts / "throughput-by-queues.png",
-                    xlabel="queues (log)",
-                    logx=True,
-                    twin_fds=True,
-                    refs=[(blog["queues_msgs_per_s"],
-                           f"{blog['short']}: > 2,667 msg/s up to 512 queues")],
-                    vline=(blog["queues_crash_at"], f"{blog['short']}: broker crashed at 1,024"),
-                )
-            )
-        elif axis == "persistence":
-            written.append(
-                chart_by_category(
-                    manifest,
-                    pts,
-                    "persistence",
-                    "persistence",
-                    charts / "throughput-by-persistence.png",
-                    order=[
-                        "none",
-                        "kahadb-nosync",
-                        "kahadb",
-                        "jdbc-derby",
-                        "jdbc-postgres",
-                        "jdbc-mariadb",
-                    ],
-                    ref_ratios={
-                        "kahadb": (blog["builtin_store_ratio"],
+    return {
+        "by-category": lambda m, pts, axis, charts: _category(m, pts, axis, charts),
+        "line": lambda m, pts, axis, charts: _numeric(
+            m, pts, axis, charts, title=axis, x_key=_x_key(pts, axis),
+            xlabel=_x_key(pts, axis)),
+        "by-consumers": lambda m, pts, axis, charts: _numeric(
+            m, pts, axis, charts, title="consumers", x_key="consumers",
+            xlabel="competing consumers",
+            refs=[(blog["baseline_msgs_per_s"], f"{blog['short']}: ~3,250 msg/s (2 consumers)"),
+                  (blog["many_consumers_msgs_per_s"], f"{blog['short']}: ~1,500 msg/s (> 8)")]),
+        "by-size": lambda m, pts, axis, charts: _numeric(
+            m, pts, axis, charts, title="message size", x_key="size", xlabel="body size (log)",
+            logx=True, twin_kib=True),
+        "by-queues": lambda m, pts, axis, charts: _numeric(
+            m, pts, axis, charts, title="number of queues", x_key="queues",
+            xlabel="queues (log)", logx=True, twin_fds=True,
+            refs=[(blog["queues_msgs_per_s"], f"{blog['short']}: > 2,667 msg/s up to 512 queues")],
+            vline=(blog["queues_crash_at"], f"{blog['short']}: broker crashed at 1,024")),
+        "by-persistence": lambda m, pts, axis, charts: _category(
+            m, pts, axis, charts, title="persistence", x_key="persistence",
+            order=["none", "kahadb-nosync", "kahadb", "jdbc-derby", "jdbc-postgres",
+                   "jdbc-mariadb"],
+            ref_ratios={"kahadb": (blog["builtin_store_ratio"],
                                    f"{blog['short']}: built-in store 1/3"),
-                        "jdbc-mariadb": (blog["jdbc_mysql_ratio"], f"{blog['short']}: MySQL 1/10"),
-                    },
-                )
-            )
-        elif axis == "topology":
-            written.append(chart_by_category(
-                manifest, pts, "topology", "topology", charts / "throughput-by-topology.png",
-                order=["single", "forward", "split", "chain3", "mesh3"],
-                ref_ratios={"forward": (blog["cross_broker_ratio"],
-                                        f"{blog['short']}: ~1/2 across brokers")}))
-        elif axis == "tls":
-            written.append(chart_by_category(manifest, pts, "TLS", "tls",
-                                             charts / "throughput-by-tls.png",
-                                             order=["False", "True"],
-                                             ticks={"False": "plain", "True": "TLS"}))
-        elif axis == "tuned":
-            written.append(chart_by_category(
-                manifest, pts, "client: stock library API vs its -tuned entry", "producer",
-                charts / "throughput-stock-vs-tuned.png",
-                order=[str(v) for v in _axis_values(pts)]))
-        elif axis == "tcp-nodelay":
-            written.append(chart_by_category(manifest, pts, "TCP_NODELAY at the broker",
-                                             "tcp_nodelay",
-                                             charts / "throughput-by-tcp-nodelay.png",
-                                             order=["False", "True"],
-                                             ticks={"False": "Nagle on (as shipped)",
-                                                    "True": "TCP_NODELAY"}))
-        elif axis == "latency":
-            written.append(chart_latency(manifest, pts, charts / "latency-vs-load.png"))
-        elif axis == "mqperf":
-            written.append(chart_mqperf(manifest, pts, charts / "throughput-mqperf.png"))
-        elif axis == "languages":
-            written.append(chart_heatmap(manifest, pts, charts / "throughput-by-language-pair.png"))
-        else:
-            written.append(chart_by_category(manifest, pts, axis, _x_key(pts, axis),
-                                             charts / f"throughput-by-{axis}.png"))
-    from plots import report, soak, studies  # the page embeds what was just drawn
+                        "jdbc-mariadb": (blog["jdbc_mysql_ratio"],
+                                         f"{blog['short']}: MySQL 1/10")}),
+        "by-topology": lambda m, pts, axis, charts: _category(
+            m, pts, axis, charts, title="topology", x_key="topology",
+            order=["single", "forward", "split", "chain3", "mesh3"],
+            ref_ratios={"forward": (blog["cross_broker_ratio"],
+                                    f"{blog['short']}: ~1/2 across brokers")}),
+        "by-tls": lambda m, pts, axis, charts: _category(
+            m, pts, axis, charts, title="TLS", x_key="tls", order=["False", "True"],
+            ticks={"False": "plain", "True": "TLS"}),
+        "by-tcp-nodelay": lambda m, pts, axis, charts: _category(
+            m, pts, axis, charts, title="TCP_NODELAY at the broker", x_key="tcp_nodelay",
+            order=["False", "True"],
+            ticks={"False": "Nagle on (as shipped)", "True": "TCP_NODELAY"}),
+        "stock-vs-tuned": lambda m, pts, axis, charts: chart_by_category(
+            m, pts, "client: stock library API vs its -tuned entry", "producer",
+            charts / "throughput-stock-vs-tuned.png",
+            order=[str(v) for v in _axis_values(pts)]),
+        "mqperf": lambda m, pts, axis, charts: chart_mqperf(
+            m, pts, charts / "throughput-mqperf.png"),
+        "language-pair": lambda m, pts, axis, charts: chart_heatmap(
+            m, pts, charts / "throughput-by-language-pair.png"),
+        "latency-vs-load": lambda m, pts, axis, charts: chart_latency(
+            m, pts, charts / "latency-vs-load.png"),
+        "find-max": lambda m, pts, axis, charts: chart_find_max(m, pts, charts / f"{axis}.png"),
+    }
 
-    written.extend(studies.render_studies(run_dir) or [])
-    if (run_dir / "soak.json").exists():
-        written.append(soak.draw(run_dir / "soak.json", charts / "soak.png"))
 
-    written.append(report.render(run_dir))
+DRAWERS = _drawers()  # every kind of profiles.CHART_KINDS but "browser" (plots/browser.py)
+
+
+def render_run(run_dir: Path) -> list[Path]:
+    """Draw every chart the run's result files support, each axis the kind its profile
+    declares, then the studies' charts and the report; returns the files written."""
+    run = results.load_run(run_dir)
+    manifest, charts = run.manifest, run.dir / "charts"
+    kinds = chart_kinds(run)
+    by_axis = run.by_axis()
+    written = browser.render(manifest, {a: by_axis.pop(a) for a, k in kinds.items()
+                                        if k == "browser"}, charts)
+    for axis, pts in by_axis.items():
+        kind = kinds[axis]
+        if not any(drawable(p) for p in pts) and kind != "language-pair":
+            continue
+        written.append(DRAWERS[kind](manifest, pts, axis, charts))
+    written.extend(studies.render_studies(run))
+    if (run.dir / "soak.json").exists():
+        written.append(soak.draw(run.dir / "soak.json", charts / "soak.png"))
+    written.append(report.render(run))  # the page embeds what was just drawn
     return written

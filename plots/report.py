@@ -1,12 +1,18 @@
-"""``results/<run-id>/report.html``: one self-contained page (charts embedded) per run."""
+"""``results/<run-id>/report.html``: one self-contained page (charts embedded) per run,
+rendered from the run's result files (``harness.results.load_run``) through the Jinja2
+templates in ``plots/templates/``: ``report.html.j2`` for the page, ``table.html.j2`` the one
+HTML table, ``blocks.html.j2`` / ``blocks.md.j2`` a study's headings, paragraphs, tables and
+lists (plots/studies.py builds them from ``pi.json`` / ``reqreply.json``)."""
 
 from __future__ import annotations
 
 import base64
-import html
-import json
 import math
 from pathlib import Path
+
+from harness import results
+from plots import studies
+from plots.pages import environment
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
@@ -27,23 +33,17 @@ def _num(v, digits=0) -> str:
     return f"{v:,.{digits}f}"
 
 
-def _img(path: Path) -> str:
-    data = base64.b64encode(path.read_bytes()).decode()
-    return (f'<figure><img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{html.escape(path.name)}</figcaption></figure>")
-
-
-def _md_table(text: str) -> str:
-    """A Markdown pipe table (as the studies write them) as HTML; other lines as paragraphs."""
-    out, rows = [], []
+def markdown_blocks(text: str) -> list[dict]:
+    """Blocks of a Markdown file a command wrote (``chaos.md``): ``#`` lines are headings,
+    pipe tables tables, other lines paragraphs. Only for documents whose JSON carries no
+    table of its own (chaos.json); the studies' blocks come from their JSON."""
+    out: list[dict] = []
+    rows: list[list[str]] = []
 
     def flush():
         if rows:
-            head, body = rows[0], [r for r in rows[1:] if not set("".join(r)) <= set("-: ")]
-            out.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head)
-                       + "</tr>" + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>"
-                                                             for c in r) + "</tr>"
-                                           for r in body) + "</table>")
+            body = [r for r in rows[1:] if not set("".join(r)) <= set("-: ")]
+            out.append({"type": "table", "head": rows[0], "rows": body})
             rows.clear()
 
     for line in text.splitlines():
@@ -52,17 +52,53 @@ def _md_table(text: str) -> str:
             continue
         flush()
         if line.strip().startswith("#"):
-            out.append(f"<h3>{html.escape(line.strip('# ').strip())}</h3>")
+            out.append({"type": "heading", "level": 3, "text": line.strip("# ").strip()})
         elif line.strip():
-            out.append(f"<p>{html.escape(line)}</p>")
+            out.append({"type": "para", "text": line})
     flush()
-    return "\n".join(out)
+    return out
 
 
-def render(run_dir: Path) -> Path:
-    run_dir = Path(run_dir)
-    manifest = json.loads((run_dir / "run.json").read_text())
-    points = [json.loads(p.read_text()) for p in sorted((run_dir / "points").glob("*.json"))]
+def _studies(run: results.RunFiles) -> list[dict]:
+    out = []
+    if "pi" in run.studies:
+        out.append({"title": "Pi study", "blocks": studies.pi_blocks(run.studies["pi"])})
+    if "reqreply" in run.studies:
+        out.append({"title": "Request/reply study",
+                    "blocks": studies.reqreply_blocks(run.studies["reqreply"])})
+    chaos = run.dir / "chaos.md"
+    if chaos.exists():
+        out.append({"title": "Reliability", "blocks": markdown_blocks(chaos.read_text())})
+    return out
+
+
+def _point_rows(points: list[dict]) -> list[dict]:
+    rows = []
+    for p in points:
+        t, lat, a = p.get("throughput") or {}, p.get("latency_ms") or {}, p.get("accounting") or {}
+        if p.get("status") != "ok":  # a failed point's rates are no figure: counts only
+            t, lat = {}, {}
+        busy = p.get("busiest") or {}
+        left = {"cls": "l"}
+        rows.append({"cls": p.get("status", ""), "cells": [
+            {**left, "text": p.get("point", "")}, {**left, "text": p.get("status", "")},
+            _num(t.get("send_msgs_per_s")),
+            (f"{_num(t.get('recv_msgs_per_s'))} ({_num(t.get('recv_min'))}-"
+             f"{_num(t.get('recv_max'))})"),
+            _num(lat.get("p50"), 2), _num(lat.get("p99"), 2),
+            _num(a.get("sent")), _num(a.get("received")), _num(a.get("lost")),
+            _num(a.get("duplicates")),
+            {**left, "text": f"{busy.get('process', '')} "
+                             f"{_num(busy.get('cpu_share'), 2) if busy else ''}"}]})
+        for err in p.get("errors") or []:
+            rows.append({"cls": "failed",
+                         "cells": [{"cls": "l", "colspan": 11, "text": err}]})
+    return rows
+
+
+def context(run: results.RunFiles) -> dict:
+    """What report.html.j2 shows, from the run's files."""
+    manifest, points = run.manifest, run.points
     m = manifest.get("machine", {})
     versions: dict = {}
     broker = "?"
@@ -77,71 +113,40 @@ def render(run_dir: Path) -> Path:
         statuses[p.get("status", "?")] = statuses.get(p.get("status", "?"), 0) + 1
         for k in totals:
             totals[k] += (p.get("accounting") or {}).get(k, 0) or 0
-
-    parts = [(f"<!doctype html><html><head><meta charset='utf-8'><title>burstbench "
-             f"{html.escape(manifest.get('run_id', ''))}</title><style>{_STYLE}</style></head>"
-             "<body>"),
-             f"<h1>burstbench run {html.escape(manifest.get('run_id', ''))}</h1>",
-             (f"<p>Status <b>{html.escape(str(manifest.get('status')))}</b>; "
-             f"{len(points)} points ({', '.join(f'{v} {k}' for k, v in statuses.items())}); "
-             f"profile {html.escape(str(manifest.get('profile', '-')))}; started "
-             f"{html.escape(str(manifest.get('started', '')))}.</p>")]
-
     lost_cls = "ok" if totals["lost"] == 0 else "bad"
-    parts.append("<h2>Accounting</h2><table><tr>" + "".join(f"<th>{k}</th>" for k in totals)
-                 + "</tr><tr>" + "".join(
-                     f"<td class='{lost_cls if k == 'lost' else ''}'>{_num(v)}</td>"
-                     for k, v in totals.items()) + "</tr></table>")
+    env = [("broker", f"ActiveMQ Classic {broker}"), ("CPU", m.get("cpu")),
+           ("cores", m.get("cores")), ("memory GiB", m.get("memory_gib")),
+           ("kernel", m.get("kernel")), ("commit", manifest.get("git_commit")),
+           ("command", " ".join(manifest.get("command") or []))]
+    env += [(f"runtime {k}", v) for k, v in (manifest.get("runtimes") or {}).items()]
+    env += [(f"client {k}", f"{v.get('library', '')} on {v.get('runtime', '')}"
+             if isinstance(v, dict) else v) for k, v in sorted(versions.items())]
+    cols = ("point", "status", "send msg/s", "recv msg/s (min-max)", "p50 ms", "p99 ms",
+            "sent", "received", "lost", "dup", "busiest")
+    return {
+        "style": _STYLE,
+        "run": {"id": manifest.get("run_id", ""), "status": str(manifest.get("status")),
+                "points": len(points),
+                "statuses": ", ".join(f"{v} {k}" for k, v in statuses.items()),
+                "profile": str(manifest.get("profile", "-")),
+                "started": str(manifest.get("started", ""))},
+        "accounting": {"head": list(totals), "rows": [[
+            {"cls": lost_cls if k == "lost" else "", "text": _num(v)}
+            for k, v in totals.items()]]},
+        "charts": [{"name": c.stem, "file": c.name,
+                    "data": base64.b64encode(c.read_bytes()).decode()} for c in run.charts],
+        "studies": _studies(run),
+        "points": {"head": [{"cls": "l", "text": c} for c in cols],
+                   "rows": _point_rows(points)} if points else None,
+        "environment": [[{"th": True, "cls": "l", "text": str(k)}, {"cls": "l", "text": str(v)}]
+                        for k, v in env],
+    }
 
-    charts = sorted((run_dir / "charts").glob("*.png"))
-    if charts:
-        parts.append("<h2>Charts</h2>" + "".join(_img(c) for c in charts))
 
-    for name, title in (("pi.md", "Pi study"), ("reqreply.md", "Request/reply study"),
-                        ("chaos.md", "Reliability")):
-        f = run_dir / name
-        if f.exists():
-            parts.append(f"<h2>{title}</h2>" + _md_table(f.read_text()))
-
-    if points:
-        cols = ("point", "status", "send msg/s", "recv msg/s (min-max)", "p50 ms", "p99 ms",
-                "sent", "received", "lost", "dup", "busiest")
-        rows = []
-        for p in points:
-            t, lat, a = p.get("throughput") or {}, p.get("latency_ms") or {}, \
-                p.get("accounting") or {}
-            if p.get("status") != "ok":  # a failed point's rates are no figure: counts only
-                t, lat = {}, {}
-            busy = p.get("busiest") or {}
-            rows.append(
-                f"<tr class='{html.escape(p.get('status', ''))}'>"
-                f"<td class='l'>{html.escape(p.get('point', ''))}</td>"
-                f"<td class='l'>{html.escape(p.get('status', ''))}</td>"
-                f"<td>{_num(t.get('send_msgs_per_s'))}</td>"
-                f"<td>{_num(t.get('recv_msgs_per_s'))} ({_num(t.get('recv_min'))}-"
-                f"{_num(t.get('recv_max'))})</td>"
-                f"<td>{_num(lat.get('p50'), 2)}</td><td>{_num(lat.get('p99'), 2)}</td>"
-                f"<td>{_num(a.get('sent'))}</td><td>{_num(a.get('received'))}</td>"
-                f"<td>{_num(a.get('lost'))}</td><td>{_num(a.get('duplicates'))}</td>"
-                f"<td class='l'>{html.escape(str(busy.get('process', '')))} "
-                f"{_num(busy.get('cpu_share'), 2) if busy else ''}</td></tr>")
-            for err in p.get("errors") or []:
-                rows.append(f"<tr class='failed'><td class='l' colspan='{len(cols)}'>"
-                            f"{html.escape(err)}</td></tr>")
-        parts.append("<h2>Points</h2><table><tr>" + "".join(
-            f"<th class='l'>{c}</th>" for c in cols) + "</tr>" + "".join(rows) + "</table>")
-
-    env_rows = [("broker", f"ActiveMQ Classic {broker}"), ("CPU", m.get("cpu")),
-                ("cores", m.get("cores")), ("memory GiB", m.get("memory_gib")),
-                ("kernel", m.get("kernel")), ("commit", manifest.get("git_commit")),
-                ("command", " ".join(manifest.get("command") or []))]
-    env_rows += [(f"runtime {k}", v) for k, v in (manifest.get("runtimes") or {}).items()]
-    env_rows += [(f"client {k}", f"{v.get('library', '')} on {v.get('runtime', '')}"
-                  if isinstance(v, dict) else v) for k, v in sorted(versions.items())]
-    parts.append("<h2>Environment</h2><table>" + "".join(
-        f"<tr><th class='l'>{html.escape(str(k))}</th><td class='l'>"
-        f"{html.escape(str(v))}</td></tr>" for k, v in env_rows) + "</table>")
-    parts.append("</body></html>")
-    out = run_dir / "report.html"
-    out.write_text("\n".join(parts))
+def render(run: results.RunFiles | Path) -> Path:
+    """Write the run's ``report.html``; takes a loaded run or its directory."""
+    if not isinstance(run, results.RunFiles):
+        run = results.load_run(run)
+    out = run.dir / "report.html"
+    out.write_text(environment().get_template("report.html.j2").render(context(run)))
     return out

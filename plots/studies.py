@@ -7,8 +7,6 @@ and harness/reqreply.py) -> Markdown/HTML tables and ``charts/pi.png``,
 
 from __future__ import annotations
 
-import html
-import json
 from pathlib import Path
 
 import matplotlib
@@ -19,6 +17,7 @@ import yaml
 
 from plots import style
 from plots.figure import finish_figure
+from plots.pages import render_blocks
 
 REFERENCES = yaml.safe_load((Path(__file__).parent / "references.yaml").read_text())
 PI_REF = REFERENCES["pi"]
@@ -53,21 +52,21 @@ def _pi_cells(doc: dict) -> dict:
     return {(p["backend"], p["elements"], p["workers"], p["messages"]): p for p in doc["points"]}
 
 
-def pi_tables(doc: dict) -> tuple[str, str]:
+def pi_blocks(doc: dict) -> list[dict]:
     """The paper's layout (messages x workers, seconds, per elements value), ActiveMQ then
-    Akka, each cell ``ours (paper)``. Returns (Markdown, HTML fragment)."""
+    Akka, each cell ``ours (paper)``, as blocks (plots/pages.py)."""
     par = doc["parameters"]
     cells = _pi_cells(doc)
     backends = [b for b in ("activemq", "akka") if b in par["backends"]]
     head = ["messages"] + [f"{BACKEND_LABEL[b]} W={w}" for b in backends for w in par["workers"]]
-    md = [f"# Leibniz Pi: seconds, ours (paper)  [{doc.get('status', '?')}]", ""]
-    md.append(f"Run {doc.get('run_id')}; worker languages: {', '.join(par['languages'])}; "
-              f"prefetch {par['prefetch']}. Paper: {PI_REF['citation']}; {PI_REF['source']}.")
-    md.append("")
-    md.append(f"Timing: {doc.get('timing', '')}. Paper: {PI_REF['timing']}.")
-    for note in doc.get("notes", []):
-        md += ["", f"Note: {note}."]
-    parts = [f"<h3>Leibniz Pi: seconds, ours (paper)</h3>\n<p>{html.escape(md[2])}</p>"]
+    out = [{"type": "heading", "level": 1,
+            "text": f"Leibniz Pi: seconds, ours (paper)  [{doc.get('status', '?')}]"},
+           {"type": "para",
+            "text": f"Run {doc.get('run_id')}; worker languages: {', '.join(par['languages'])}; "
+                    f"prefetch {par['prefetch']}. Paper: {PI_REF['citation']}; "
+                    f"{PI_REF['source']}."},
+           {"type": "para", "text": f"Timing: {doc.get('timing', '')}. Paper: {PI_REF['timing']}."}]
+    out += [{"type": "para", "text": f"Note: {note}."} for note in doc.get("notes", [])]
     for e in par["elements"]:
         rows = []
         for m in par["messages"]:
@@ -80,20 +79,23 @@ def pi_tables(doc: dict) -> tuple[str, str]:
                     ref = paper_pi(b, e, w, m)
                     row.append(ours + (f" ({_s(ref)})" if ref is not None else ""))
             rows.append(row)
-        title = f"{e:,} elements per message"
-        md += ["", f"## {title}", "", "| " + " | ".join(head) + " |",
-               "|" + "---|" * len(head)]
-        md += ["| " + " | ".join(r) + " |" for r in rows]
-        parts.append(f"<h4>{html.escape(title)}</h4>\n<table>\n<tr>"
-                     + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>\n"
-                     + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r)
-                               + "</tr>\n" for r in rows) + "</table>")
+        out += [{"type": "heading", "level": 2, "text": f"{e:,} elements per message"},
+                {"type": "table", "head": head, "rows": rows}]
     bad = [p for p in doc["points"] if p["status"] != "ok"]
     if bad:
-        md += ["", "Failed points:"]
-        md += [f"- {p['backend']} W={p['workers']} M={p['messages']} E={p['elements']}: "
-               f"{'; '.join(p['errors'])}" for p in bad]
-    return "\n".join(md) + "\n", "\n".join(parts) + "\n"
+        out.append({"type": "list", "title": "Failed points:", "items": [
+            f"{p['backend']} W={p['workers']} M={p['messages']} E={p['elements']}: "
+            f"{'; '.join(p['errors'])}" for p in bad]})
+    return out
+
+
+def _md_html(blocks: list[dict]) -> tuple[str, str]:
+    return render_blocks(blocks, "md") + "\n", render_blocks(blocks, "html") + "\n"
+
+
+def pi_tables(doc: dict) -> tuple[str, str]:
+    """``pi_blocks`` as (Markdown, HTML fragment)."""
+    return _md_html(pi_blocks(doc))
 
 
 def chart_pi(doc: dict, path: Path) -> Path:
@@ -144,8 +146,8 @@ def chart_pi(doc: dict, path: Path) -> Path:
 
 # -- request/reply -------------------------------------------------------------------------
 
-def reqreply_table(doc: dict) -> tuple[str, str]:
-    """Per mode and payload: ops/s and latency percentiles (ms). (Markdown, HTML)."""
+def reqreply_blocks(doc: dict) -> list[dict]:
+    """Per mode and payload: ops/s and latency percentiles (ms), as blocks."""
     head = ["mode", "payload B", "requests", "ops/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms"]
     rows = []
     for p in doc["points"]:
@@ -155,27 +157,29 @@ def reqreply_table(doc: dict) -> tuple[str, str]:
                      f"{p['ops_per_s']:,.0f}" if ok else "FAILED",
                      *(f"{lat[k]:.3f}" if ok and lat.get(k) is not None else "-"
                        for k in ("p50", "p99", "p99_9", "max"))])
-    md = [f"# Request/reply: blocking, one at a time  [{doc.get('status', '?')}]", "",
-          (f"Run {doc.get('run_id')}. Paper: {RR_REF['citation']}; {RR_REF['source']}: "
-           f"JmsTemplate capped at about "
-           f"{RR_REF['jmstemplate_ops_per_s']} ops/s; Akka "
-           f"{RR_REF['akka_vs_jmstemplate_throughput'][0]}-"
-           f"{RR_REF['akka_vs_jmstemplate_throughput'][1]}x its throughput."), ""]
+    out = [{"type": "heading", "level": 1,
+            "text": f"Request/reply: blocking, one at a time  [{doc.get('status', '?')}]"},
+           {"type": "para",
+            "text": f"Run {doc.get('run_id')}. Paper: {RR_REF['citation']}; {RR_REF['source']}: "
+                    f"JmsTemplate capped at about {RR_REF['jmstemplate_ops_per_s']} ops/s; Akka "
+                    f"{RR_REF['akka_vs_jmstemplate_throughput'][0]}-"
+                    f"{RR_REF['akka_vs_jmstemplate_throughput'][1]}x its throughput."}]
     ratio = doc.get("summary", {}).get("reused_over_temp")
     if ratio:
-        md += [(f"reused-queue / temp-queue ops/s at {doc['summary']['small_payload']} B: "
-               f"{ratio:.1f}x"), ""]
-    md += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    md += ["| " + " | ".join(r) + " |" for r in rows]
+        out.append({"type": "para",
+                    "text": f"reused-queue / temp-queue ops/s at "
+                            f"{doc['summary']['small_payload']} B: {ratio:.1f}x"})
+    out.append({"type": "table", "head": head, "rows": rows})
     bad = [p for p in doc["points"] if p["status"] != "ok"]
     if bad:
-        md += ["", "Failed points:"]
-        md += [f"- {p['mode']} {p['payload']} B: {'; '.join(p['errors'])}" for p in bad]
-    h = ("<h3>Request/reply</h3>\n<table>\n<tr>"
-         + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>\n"
-         + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>\n"
-                   for r in rows) + "</table>\n")
-    return "\n".join(md) + "\n", h
+        out.append({"type": "list", "title": "Failed points:", "items": [
+            f"{p['mode']} {p['payload']} B: {'; '.join(p['errors'])}" for p in bad]})
+    return out
+
+
+def reqreply_table(doc: dict) -> tuple[str, str]:
+    """``reqreply_blocks`` as (Markdown, HTML fragment)."""
+    return _md_html(reqreply_blocks(doc))
 
 
 def chart_reqreply(doc: dict, path: Path) -> Path:
@@ -223,22 +227,17 @@ def chart_reqreply(doc: dict, path: Path) -> Path:
     return finish_figure(fig, path, _footer(doc))
 
 
-def render_studies(run_dir: Path) -> list[Path]:
-    """Re-draw the study charts and tables a run's result files support."""
-    run_dir = Path(run_dir)
+def render_studies(run) -> list[Path]:
+    """Re-draw the study charts and tables a run's result files support (``run`` is a
+    ``harness.results.RunFiles``)."""
     written = []
-    pi = run_dir / "pi.json"
-    if pi.exists():
-        doc = json.loads(pi.read_text())
-        md, h = pi_tables(doc)
-        (pi.parent / "pi.md").write_text(md)
-        (pi.parent / "pi.html").write_text(h)
-        written.append(chart_pi(doc, run_dir / "charts" / "pi.png"))
-    rr = run_dir / "reqreply.json"
-    if rr.exists():
-        doc = json.loads(rr.read_text())
-        md, h = reqreply_table(doc)
-        (rr.parent / "reqreply.md").write_text(md)
-        (rr.parent / "reqreply.html").write_text(h)
-        written.append(chart_reqreply(doc, run_dir / "charts" / "reqreply.png"))
+    for name, tables, chart in (("pi", pi_tables, chart_pi),
+                                ("reqreply", reqreply_table, chart_reqreply)):
+        doc = run.studies.get(name)
+        if doc is None:
+            continue
+        md, h = tables(doc)
+        (run.dir / f"{name}.md").write_text(md)
+        (run.dir / f"{name}.html").write_text(h)
+        written.append(chart(doc, run.dir / "charts" / f"{name}.png"))
     return written
