@@ -11,6 +11,8 @@ import math
 from pathlib import Path
 
 from harness import results
+from harness.faults.failover_pair import FAILOVER_HOW
+from harness.faults.report import HEAD, rows
 from plots import studies
 from plots.pages import environment
 
@@ -33,30 +35,16 @@ def _num(v, digits=0) -> str:
     return f"{v:,.{digits}f}"
 
 
-def markdown_blocks(text: str) -> list[dict]:
-    """Blocks of a Markdown file a command wrote (``chaos.md``): ``#`` lines are headings,
-    pipe tables tables, other lines paragraphs. Only for documents whose JSON carries no
-    table of its own (chaos.json); the studies' blocks come from their JSON."""
-    out: list[dict] = []
-    rows: list[list[str]] = []
-
-    def flush():
-        if rows:
-            body = [r for r in rows[1:] if not set("".join(r)) <= set("-: ")]
-            out.append({"type": "table", "head": rows[0], "rows": body})
-            rows.clear()
-
-    for line in text.splitlines():
-        if line.strip().startswith("|"):
-            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
-            continue
-        flush()
-        if line.strip().startswith("#"):
-            out.append({"type": "heading", "level": 3, "text": line.strip("# ").strip()})
-        elif line.strip():
-            out.append({"type": "para", "text": line})
-    flush()
-    return out
+def chaos_blocks(doc: dict) -> list[dict]:
+    """The reliability study from ``chaos.json``: its table, rule and the faults it struck."""
+    return [
+        {"type": "table", "head": HEAD, "rows": rows(doc.get("results") or [])},
+        {"type": "para", "text": f"Rule: {doc.get('rule', '')}."},
+        {"type": "list", "title": "Scenarios:",
+         "items": [f"{k}: {v}" for k, v in (doc.get("scenarios") or {}).items()]},
+        {"type": "list", "title": "failover-pair, each library's own failover:",
+         "items": [f"{k}: {v}" for k, v in FAILOVER_HOW.items()]},
+    ]
 
 
 def _studies(run: results.RunFiles) -> list[dict]:
@@ -66,9 +54,9 @@ def _studies(run: results.RunFiles) -> list[dict]:
     if "reqreply" in run.studies:
         out.append({"title": "Request/reply study",
                     "blocks": studies.reqreply_blocks(run.studies["reqreply"])})
-    chaos = run.dir / "chaos.md"
-    if chaos.exists():
-        out.append({"title": "Reliability", "blocks": markdown_blocks(chaos.read_text())})
+    if "chaos" in run.studies:
+        out.append({"title": "Reliability under faults",
+                    "blocks": chaos_blocks(run.studies["chaos"])})
     return out
 
 

@@ -17,21 +17,33 @@ def description() -> dict[str, str]:
     return {name: cls.description for name, cls in SCENARIOS.items()}
 
 
+HEAD = ["scenario", "client", "status", "sent", "received", "lost", "duplicates", "redelivered",
+        "unconfirmed (arrived)", "recovery s", "notes"]
+
+
+def rows(results: list[dict]) -> list[list[str]]:
+    """The reliability table's rows from results as ``chaos.json`` keeps them
+    (``Result.as_dict``): the Markdown table here and the run's HTML report both use them."""
+    out = []
+    for r in results:
+        t = r.get("tally")
+        n = _num if t else _dash
+        rec = "-" if r.get("recovery_s") is None else f"{r['recovery_s']:.2f}"
+        scenario = SCENARIOS.get(r["scenario"])
+        words = scenario.fault_words(r.get("fault") or {}) if scenario else []
+        note = r.get("reason") or "; ".join((r.get("errors") or [])[:1] + words)
+        unc = f"{t['unconfirmed']:,} ({t['unconfirmed_received']:,})" if t else "-"
+        out.append([r["scenario"], r["client"], r["status"], n(t and t["sent"]),
+                    n(t and t["received"]), n(t and t["lost"]), n(t and t["duplicates"]),
+                    n(t and t["redelivered"]), unc, rec, note])
+    return out
+
+
 def table(results: list[Result]) -> str:
     """The reliability table, Markdown."""
-    head = ("| scenario | client | status | sent | received | lost | duplicates | redelivered "
-            "| unconfirmed (arrived) | recovery s | notes |")
-    lines = [head, "|" + "---|" * 11]
-    for r in results:
-        t = r.tally
-        n = _num if t else _dash
-        rec = "-" if r.recovery_s is None else f"{r.recovery_s:.2f}"
-        note = r.reason or "; ".join(r.errors[:1] + _fault_words(r))
-        unc = f"{t.unconfirmed:,} ({t.unconfirmed_received:,})" if t else "-"
-        lines.append(
-            f"| {r.scenario} | {r.client} | {r.status} | {n(t and t.sent)} | "
-            f"{n(t and t.received)} | {n(t and t.lost)} | {n(t and t.duplicates)} | "
-            f"{n(t and t.redelivered)} | {unc} | {rec} | {note.replace('|', '/')} |")
+    lines = ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+    for row in rows([r.as_dict() for r in results]):
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in row) + " |")
     return "\n".join(lines)
 
 
