@@ -12,7 +12,7 @@ from harness.studyfile import StudyFile
 
 def _study(tmp_path, said=None):
     run = types.SimpleNamespace(id="x-1", dir=tmp_path)
-    return StudyFile.begin(run, "demo", {"n": [1, 2]}, (said or []).append, note="a note")
+    return StudyFile.begin(run, "demo", {"n": [1, 2]}, (said if said is not None else []).append, note="a note")
 
 
 def test_a_point_is_saved_as_it_comes_and_ctrl_c_leaves_the_file_incomplete(tmp_path):
