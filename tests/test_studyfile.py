@@ -10,9 +10,10 @@ import pytest
 from harness.studyfile import StudyFile
 
 
-def _study(tmp_path, said=None):
+def _study(tmp_path, said: list | None = None):
     run = types.SimpleNamespace(id="x-1", dir=tmp_path)
-    return StudyFile.begin(run, "demo", {"n": [1, 2]}, (said if said is not None else []).append, note="a note")
+    say = (said if said is not None else []).append
+    return StudyFile.begin(run, "demo", {"n": [1, 2]}, say, note="a note")
 
 
 def test_a_point_is_saved_as_it_comes_and_ctrl_c_leaves_the_file_incomplete(tmp_path):
