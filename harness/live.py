@@ -110,7 +110,7 @@ class LiveView:
         label = (f"{' '.join(sorted({r.label for r in prods}))} x{spec.producers} -> "
                  f"{' '.join(sorted({r.label for r in cons}))} x{spec.consumers}, "
                  f"{spec.count:,} msgs x {spec.bursts} bursts, {spec.size:,} B")
-        broker = next(iter(runner.brokers.values()))
+        broker = next(iter(runner.stack.brokers.values()))
         self._disconnect()
         with self.lock:
             self.counts = {}
@@ -119,12 +119,12 @@ class LiveView:
                          "burst": 0, "confirmed": 0,
                          "target": spec.count * spec.producers * spec.bursts,
                          "sent": 0, "received": 0, "send_rate": 0.0, "recv_rate": 0.0}
-            reachable = runner.net is None and not spec.tls
+            reachable = runner.stack.net is None and not spec.tls
             self.state.update(point=name, label=label,
                               broker_ws=broker.url_for("ws") if reachable else None,
                               note=None if reachable else "this point's broker is not reachable "
                               "from the host's loopback without TLS: not shown live")
-            creds = getattr(runner, "credentials", None)
+            creds = runner.stack.credentials
             self.state.update(login=creds[0] if creds else None,
                               passcode=creds[1] if creds else None)
             self.version += 1

@@ -10,13 +10,12 @@ computed here from those records (nearest rank, harness.measure.percentile).
 
 from __future__ import annotations
 
-import json
 import sys
-import time
 from dataclasses import dataclass, field
 
 from harness import brokers, clients, measure, paths, profiles, results
-from harness.procs import ChildExited, Interrupted, Supervisor
+from harness.procs import ChildExited, Supervisor
+from harness.studyfile import StudyFile
 
 BRIDGE = paths.ROOT / "akka-bridge"
 MODES = ("temp-queue", "reused-queue", "actor-ask")
@@ -162,21 +161,11 @@ def run_study(run: results.Run, cfg: ReqReplyConfig, progress=None) -> dict:
     out = run.dir / "reqreply"
     records_dir = out / "records"
     records_dir.mkdir(parents=True, exist_ok=True)
-    doc = {
-        "schema_version": results.SCHEMA_VERSION, "study": "reqreply", "run_id": run.id,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": results.machine(),
-        "git_commit": results.git_commit(), "status": "running",
-        "parameters": {"modes": cfg.modes, "payloads": cfg.payloads,
-                       "requests": cfg.requests, "warmup": cfg.warmup,
-                       "spring_cf": cfg.spring_cf},
-        "points": [],
-    }
-    path = run.dir / "reqreply.json"
-
-    def save() -> None:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(results.json_safe(doc), indent=2))
-        tmp.replace(path)
+    study = StudyFile.begin(run, "reqreply",
+                            {"modes": cfg.modes, "payloads": cfg.payloads,
+                             "requests": cfg.requests, "warmup": cfg.warmup,
+                             "spring_cf": cfg.spring_cf}, say)
+    doc = study.doc
 
     with Supervisor(out / "logs") as sup:
         broker = None
@@ -189,12 +178,11 @@ def run_study(run: results.Run, cfg: ReqReplyConfig, progress=None) -> dict:
             "bridge": "akka-bridge ReqReply: Akka 2.6.20, spring-jms 6.1, activemq-client 6.1.7",
             "runtimes": results.runtimes(),
         }
-        try:
+        with study.measuring():
             for payload in cfg.payloads:
                 for mode in cfg.modes:
                     pt = run_point(sup, broker, cfg, mode, payload, records_dir)
-                    doc["points"].append(pt)
-                    save()
+                    study.add(pt)
                     if pt["status"] == "ok":
                         lat = pt["latency_ms"]
                         fig = (f"{pt['ops_per_s']:,.0f} ops/s, p50 {lat['p50']:.3f} ms, "
@@ -202,22 +190,8 @@ def run_study(run: results.Run, cfg: ReqReplyConfig, progress=None) -> dict:
                     else:
                         fig = "; ".join(pt["errors"])
                     say(f"reqreply {mode:<12} {payload:>8} B: {pt['status']}: {fig}")
-        except (Interrupted, KeyboardInterrupt):
-            doc["status"] = "incomplete"
-            save()
-            raise
     doc["summary"] = summary(doc["points"])
-    doc["status"] = "failed" if any(p["status"] != "ok" for p in doc["points"]) else "ok"
-    doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    save()
-    md, html = studies.reqreply_table(doc)
-    (run.dir / "reqreply.md").write_text(md)
-    (run.dir / "reqreply.html").write_text(html)
-    try:
-        studies.chart_reqreply(doc, run.dir / "charts" / "reqreply.png")
-    except Exception as e:  # noqa: BLE001 - a chart must never hide the study's outcome
-        say(f"reqreply: chart failed: {e}")
-    return doc
+    return study.finish(studies.reqreply_table, studies.chart_reqreply)
 
 
 def config_from_args(args) -> ReqReplyConfig:

@@ -30,6 +30,7 @@ from harness.procs import (
     harness_cpu_seconds,
     machine_busy_seconds,
 )
+from harness.stack import Stack
 
 
 @dataclass
@@ -276,332 +277,262 @@ def _wait_all(
     return got
 
 
+class _CpuWindow:
+    """Every process's CPU seconds, the harness's and the machine's busy seconds, from its
+    start; ``shares()`` turns them into CPU shares (1.0 = one core) over a wall time."""
+
+    def __init__(self, children: list[Child]):
+        self.children = children
+        self.cpu0 = {c.name: c.cpu_seconds_now() for c in children}
+        self.machine0, self.harness0 = machine_busy_seconds(), harness_cpu_seconds()
+        self.t0 = time.monotonic()
+
+    def shares(self, burst: int, wall: float) -> dict:
+        cpu = {}
+        for c in self.children:
+            now = c.cpu_seconds_now()
+            if now is not None and self.cpu0.get(c.name) is not None:
+                cpu[c.name] = round((now - self.cpu0[c.name]) / wall, 3)
+        return {"burst": burst, "wall_s": round(wall, 3), "cpu_share": cpu,
+                "harness_share": round((harness_cpu_seconds() - self.harness0) / wall, 3),
+                "machine_busy_cores": round((machine_busy_seconds() - self.machine0) / wall, 3)}
+
+
+@dataclass
+class _Clients:
+    """The point's running clients and what they have said so far."""
+
+    producers: list[Child]
+    consumers: list[Child]
+    brokers: list[Child]  # the brokers the harness started: their CPU is measured too
+    received: dict[str, int] = field(default_factory=dict)  # consumer -> its last tick
+    finished: set[str] = field(default_factory=set)  # who said ``done``
+
+    def __post_init__(self) -> None:
+        self.received = {c.name: 0 for c in self.consumers}
+
+    @property
+    def everyone(self) -> list[Child]:
+        return [*self.brokers, *self.consumers, *self.producers]
+
+    def note(self, child: Child, ev: dict) -> None:
+        """Any event while the point runs: ticks counted, a process that dies fails it."""
+        live.event(child, ev)
+        if ev.get("event") == "tick" and child.name in self.received:
+            self.received[child.name] = max(self.received[child.name],
+                                            int(ev.get("received", 0)))
+        elif ev.get("event") == "done":
+            self.finished.add(child.name)
+        elif ev.get("event") == "exit" and not (ev["code"] == 0 and child.name in self.finished):
+            raise PointFailed(
+                f"{child.name} exited with {ev['code']} mid-run: "
+                f"{child.last_error() or 'no message'} (log: {child.log_path})"
+            )
+
+
 class Runner:
-    """Runs one point inside its own directory. ``run()`` always stops what it started."""
+    """Runs one point inside its own directory, on a ``Stack`` (harness/stack.py) that brings
+    the point's hosts, databases and brokers up and down: the runner starts the clients, gates
+    the bursts, waits for each to drain, reads the brokers' counters and collects the records.
+    ``run()`` always stops what it started."""
 
     def __init__(self, spec: PointSpec, point_dir: Path, progress=None):
         self.spec = spec
         self.dir = Path(point_dir)
         self.progress = progress or (lambda msg: None)
         self.outcome = Outcome(spec=spec, point_dir=self.dir)
+        self.stack: Stack | None = None
+        self.queue_prefix = ""  # every queue of this point's run: bb.<tag>.
+        self.placement: dict[str, str] = {}  # process name -> the host it runs on
+        self.ready: dict[str, dict] = {}  # client -> its ready line
+        self.done: dict[str, dict] = {}  # client (and shared Chromium) -> its done line
+        self._clock_hosts: list[str] = []
 
     def run(self) -> Outcome:
         spec = self.spec
         spec.validate()
         self.dir.mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
-        work = self.dir / "work"
-        work.mkdir(exist_ok=True)
         sup = Supervisor(self.dir / "logs")
-        self.brokers: dict[str, brokers.Broker] = {}
-        self.databases: list = []
-        self.net = None
-        self.remote = None  # an inventory.Placement when the hosts are reached over SSH
+        self.stack = Stack(spec, self.dir, sup, self.progress)
         try:
-            self._start_brokers(sup, work)
-            self._drive(sup)
+            with self.stack:
+                try:
+                    self._drive(sup)
+                finally:
+                    sup.stop_all()  # the clients, then whatever of the stack is still up
+                    self._fetch_remote_records()
         except BaseException as e:
             interrupted = isinstance(e, (Interrupted, KeyboardInterrupt))
             self.outcome.status = "interrupted" if interrupted else "failed"
             self.outcome.errors.append(str(e) or type(e).__name__)
             raise
         finally:
-            sup.stop_all()
-            self.outcome.store_bytes = sum(b.store_bytes() for b in self.brokers.values())
-            if self.databases:
-                from harness import databases
-                for db in self.databases:  # their data directories may live outside ``work``
-                    databases.stop(sup, db)
-            if self.remote is not None:
-                self._collect_remote()
+            sup.stop_all()  # (a failed bring-up has stopped its own already)
+            self._note_stack()
             self._collect(sup)
-            if self.remote is not None:
+            if self.stack.remote is not None:
                 self._correct_clocks()
-            if self.net is not None:
-                self.net.remove()
-            shutil.rmtree(work, ignore_errors=True)  # broker stores: big, and not a result
             self.outcome.wall_s = time.monotonic() - t0
         return self.outcome
 
-    def _start_brokers(self, sup: Supervisor, work: Path) -> None:
-        """Every broker of the topology, on its host, networked, with its store."""
-        spec = self.spec
-        lay = topology.layout(spec.topology)
-        self.layout = lay
-        tag = uuid.uuid4().hex[:6]
-        if spec.broker_urls:
-            for name, text in zip(lay.brokers, spec.broker_urls):
-                ext = brokers.parse_external(name, text)
-                brokers.inspect_external(ext)
-                self.brokers[name] = ext
-                self.outcome.broker_version = ext.version
-                self.outcome.external[name] = {"urls": ext.urls, "version": ext.version,
-                                               "statistics": ext.statistics}
-            if spec.hosts != "loopback":  # the clients on an inventory's hosts (or pods)
-                self._open_remote([])
-            return
-        if spec.hosts not in ("loopback", "netns"):
-            self._open_remote(lay.brokers)
-        if spec.hosts == "netns":
-            from harness import netns
-            self.net = netns.Network(tag, lay.brokers, link_rate=spec.link_rate or None,
-                                     multicast=spec.discovery == "multicast")
-            self.net.create()
-            self.outcome.namespaces = list(self.net.names)
-        hosts = {n: (self.net.address(n) if self.net else
-                     self.remote.address(self.remote.broker_host(n)) if self.remote else
-                     "127.0.0.1") for n in lay.brokers}
-        material = None
-        if spec.tls:
-            from harness import tls
-            material = tls.make(work, sorted(set(hosts.values())))
-            self.ca = material.ca_pem
-        if spec.auth:
-            import secrets
-            self.credentials = ("bench", secrets.token_urlsafe(16))
-        users = ([{"name": self.credentials[0], "password": self.credentials[1]}]
-                 if spec.auth else [])
-        specs = {}
-        for name in lay.brokers:
-            host = hosts[name]
-            specs[name] = brokers.BrokerSpec(
-                name=name, host=host, persistence=spec.persistence,
-                queue_prefetch=spec.prefetch, producer_flow_control=spec.producer_flow_control,
-                optimized_dispatch=spec.optimized_dispatch, tcp_nodelay=spec.tcp_nodelay,
-                cpus=spec.cpus_broker,
-                openwire_port=brokers.free_port(), stomp_port=brokers.free_port(),
-                ws_port=brokers.free_port(), data_dir=work / f"broker-{name}",
-                discovery_uri=(f"multicast://default?group=bb{tag}"
-                               if spec.discovery == "multicast" else None),
-                tls=material, users=users)
-        for name, bs in specs.items():
-            bs.network_connectors = topology.connectors(
-                lay, name, spec.discovery, f"bb{tag}",
-                lambda peer: f"{'ssl' if spec.tls else 'tcp'}://{specs[peer].host}:"
-                             f"{specs[peer].openwire_port}")
-            for nc in bs.network_connectors:
-                if spec.auth:
-                    nc.user, nc.password = self.credentials
-            bs.jdbc = self._jdbc(sup, name, work)
-        for name, bs in specs.items():
-            kw = {}
-            if self.net is not None:
-                kw = {"wrap": self.net.wrap(name),
-                      "probe": lambda host, port, n=name: self.net.probe(n, port)}
-            if self.remote is not None:
-                on = self.remote.broker_host(name)
-                kw = {"launcher": self.remote.launchers[on],
-                      "probe": lambda host, port, h=on: self.remote.probe(h, port)}
-            self.progress(f"starting broker {name} ({bs.persistence}, {bs.host})")
-            b = brokers.start(sup, bs, work, **kw)
-            self.brokers[name] = b
-            self.outcome.broker_version = b.version
-        self._wait_bridges(sup)
-
-    def _open_remote(self, broker_names: list[str]) -> None:
-        from harness import inventory
-        self.remote = inventory.Placement.open(self.spec.hosts, self.dir, broker_names,
-                                               self.dir / "logs", self.spec.link_rate or None,
-                                               self.spec.placement)
-        self.outcome.namespaces = self.remote.namespaces
-        self.outcome.hosts = self.remote.describe()
-
-    def _jdbc(self, sup: Supervisor, name: str, work: Path) -> dict | None:
-        p = self.spec.persistence
-        if not p.startswith("jdbc-"):
-            return None
-        from harness import databases
-        if p == "jdbc-derby":
-            return databases.derby_jdbc(work / f"derby-{name}")
-        kind = p.removeprefix("jdbc-")
-        kw = {}
-        if self.net is not None:
-            kw = {"host": self.net.address(name), "wrap": self.net.wrap(name)}
-        self.progress(f"starting {kind} for broker {name}")
-        db = databases.start(sup, kind, work, **kw)
-        self.databases.append(db)
-        return db.jdbc()
-
-    def _wait_bridges(self, sup: Supervisor) -> None:
-        """Wait until every broker's network connectors have their bridges up."""
-        want = {n: self.layout.expected_bridges(n, self.spec.discovery) for n in self.brokers}
-        want = {n: k for n, k in want.items() if k}
-        if not want:
-            return
-        have = {n: 0 for n in want}
-        by_child = {b.child.name: n for n, b in self.brokers.items()}
-
-        def take(child: Child, ev: dict) -> None:
-            name = by_child.get(child.name)
-            if ev.get("event") == "bridges" and name in have:
-                have[name] = int(ev.get("active", 0))
-            elif ev.get("event") == "exit":
-                raise PointFailed(f"{child.name} exited with {ev['code']}: {child.last_error()}")
-
-        if not sup.wait_until(lambda: all(have[n] >= want[n] for n in want),
-                              self.spec.ready_timeout, take):
-            raise PointFailed(f"network of brokers not connected after "
-                              f"{self.spec.ready_timeout:.0f} s: bridges {have}, "
-                              f"expected {want}")
-        self.progress(f"network connected: {sum(have.values())} bridge(s)")
+    def _note_stack(self) -> None:
+        """What the outcome records of the infrastructure (kept after it is gone)."""
+        out, stack = self.outcome, self.stack
+        out.broker_version = stack.broker_version
+        out.external = dict(stack.external)
+        out.namespaces = list(stack.namespaces)
+        out.hosts = stack.hosts
+        out.store_bytes = stack.store_bytes
 
     # -- the point's life --------------------------------------------------------------------
     def _drive(self, sup: Supervisor) -> None:
-        spec = self.spec
-        run_tag = uuid.uuid4().hex[:8]
+        """Clients up, the bursts (or one timed burst), clients down, the brokers' last word."""
+        self._name_run()
+        self._measure_clocks("before")
+        live.point_started(self)
+        cl = self._start_clients(sup)
+        if self.spec.duration:
+            from harness import sustained
+            sustained.drive(self, sup, cl.producers, cl.consumers, cl.received, cl.note,
+                            cl.everyone)
+        else:
+            for b in range(self.spec.bursts):
+                self._burst(sup, cl, b)
+        self._stop_clients(sup, cl)
+        self._measure_clocks("after")
+        self._stop_shared_browser(sup)
+        self._final_witness(sup)
+
+    def _name_run(self) -> None:
+        """This run's queue names and nonce, and the hosts the brokers run on."""
+        self.queue_prefix = f"bb.{uuid.uuid4().hex[:8]}."
         self.outcome.nonce = secrets.token_hex(8)
-        self.queue_prefix = f"bb.{run_tag}."
-        dests = [f"{self.queue_prefix}q{i}" for i in range(spec.queues)]
-        dest_arg = ",".join(dests)
+        self.placement = self.stack.broker_hosts()
+
+    def _measure_clocks(self, at: str) -> None:
+        """SSH hosts only: every host's clock offset, ``before`` and ``after`` the point."""
+        remote = self.stack.remote
+        if remote is None:
+            return
+        if at == "before":
+            prods, cons = self.spec.slots()
+            self._clock_hosts = sorted({*self.placement.values(),
+                                        *(remote.client_host("producer", i)
+                                          for i in range(len(prods))),
+                                        *(remote.client_host("consumer", i)
+                                          for i in range(len(cons)))})
+            self.progress(f"clock offsets of {', '.join(self._clock_hosts)} (before)")
+        else:
+            self.progress("clock offsets (after)")
+        remote.measure_clocks(at, self._clock_hosts)
+
+    def _start_clients(self, sup: Supervisor) -> _Clients:
+        """The shared Chromium if the browser consumers want one, then every consumer, then
+        every producer, each group waited for until it says ``ready``."""
+        spec = self.spec
         prods, cons = spec.slots()
         rec = self.dir / "records"
         rec.mkdir(exist_ok=True)
-        lay = self.layout
-
-        def start(role: str, i: int, r: clients.Resolved) -> Child:
-            # a tuned entry is named in full wherever its processes appear
-            who = r.client.name if r.client.tuned else r.client.language
-            ident = f"{'p' if role == 'producer' else 'c'}{i + 1}-{who}"
-            hosts = lay.producer_hosts if role == "producer" else lay.consumer_hosts
-            host = hosts[i % len(hosts)]
-            broker = self.brokers[host]
-            args = [
-                "--url", broker.url_for(r.protocol), "--destinations", dest_arg,
-                *spec.client_args(role), "--id", ident, "--gate",
-                "--records", str(rec / f"{ident}.tsv"),
-            ]  # fmt: skip
-            if role == "producer":
-                args += ["--nonce", self.outcome.nonce]
-            if spec.tls:
-                args += ["--ca", str(self.ca)]
-            if spec.auth:
-                args += ["--user", self.credentials[0], "--password", self.credentials[1]]
-            argv = options.command(r, role, args)
-            if spec.cpus_clients:
-                argv = ["taskset", "-c", spec.cpus_clients, *argv]
-            if self.net is not None:
-                argv = self.net.wrap(host) + argv
-            if self.remote is not None:  # on its load host, wherever its broker is
-                host = self.remote.client_host(role, i)
-                # its working directory there is its records directory (made by remote_exec)
-                argv = self.remote.launchers[host].command(argv, cwd=rec)
-            child = sup.start(ident, argv, role=role, remote=self.remote is not None,
-                              env=browser.env_for(r, role, shared))
-            self.placement[ident] = host
-            return child
-
-        self.placement: dict[str, str] = {}
-        if self.remote is not None:
-            for name, b in self.brokers.items():
-                if b.child is not None:  # a broker the harness did not start is not placed
-                    self.placement[b.child.name] = self.remote.broker_host(name)
-            self._clock_hosts = sorted({*self.placement.values(),
-                                        *(self.remote.client_host("producer", i)
-                                          for i in range(len(prods))),
-                                        *(self.remote.client_host("consumer", i)
-                                          for i in range(len(cons)))})
-            self.progress(f"clock offsets of {', '.join(self._clock_hosts)} (before)")
-            self.remote.measure_clocks("before", self._clock_hosts)
-        live.point_started(self)
+        dests = ",".join(f"{self.queue_prefix}q{i}" for i in range(spec.queues))
         shared = None  # the DevTools address of the point's shared Chromium (--browser tabs)
         if browser.shares(spec.browser, cons):
             self.progress("starting a shared Chromium for the browser consumers' tabs")
-            shared_child = sup.start("browser", browser.shared_argv(), role="browser")
-            self.browser_ready = _wait_all(sup, [shared_child], "ready", spec.ready_timeout)
-            shared = self.browser_ready[shared_child.name]["ws"]
+            chromium = sup.start("browser", browser.shared_argv(), role="browser")
+            shared = _wait_all(sup, [chromium], "ready", spec.ready_timeout)[chromium.name]["ws"]
         self.progress(f"starting {len(cons)} consumer(s)")
-        consumers = [start("consumer", i, r) for i, r in enumerate(cons)]
+        consumers = [self._start_client(sup, "consumer", i, r, dests, rec, shared)
+                     for i, r in enumerate(cons)]
         self.ready = _wait_all(sup, consumers, "ready", spec.ready_timeout)
-        producers = [start("producer", i, r) for i, r in enumerate(prods)]
+        producers = [self._start_client(sup, "producer", i, r, dests, rec, shared)
+                     for i, r in enumerate(prods)]
         self.ready |= _wait_all(sup, producers, "ready", spec.ready_timeout)
+        started = [b.child for b in self.stack.brokers.values() if b.child]
+        return _Clients(producers=producers, consumers=consumers, brokers=started)
 
-        received = {c.name: 0 for c in consumers}
-        finished: set[str] = set()
-        everyone = [*(b.child for b in self.brokers.values() if b.child), *consumers,
-                    *producers]
+    def _start_client(self, sup: Supervisor, role: str, i: int, r: clients.Resolved,
+                      dests: str, rec: Path, shared: str | None) -> Child:
+        """The ``i``-th ``role`` client, gated, on its broker's host (or its load host)."""
+        spec = self.spec
+        # a tuned entry is named in full wherever its processes appear
+        who = r.client.name if r.client.tuned else r.client.language
+        ident = f"{'p' if role == 'producer' else 'c'}{i + 1}-{who}"
+        host, broker = self.stack.broker_for(role, i)
+        args = [
+            "--url", broker.url_for(r.protocol), "--destinations", dests,
+            *spec.client_args(role), "--id", ident, "--gate",
+            "--records", str(rec / f"{ident}.tsv"),
+        ]  # fmt: skip
+        if role == "producer":
+            args += ["--nonce", self.outcome.nonce]
+        args += self.stack.security_args()
+        argv = options.command(r, role, args)
+        if spec.cpus_clients:
+            argv = ["taskset", "-c", spec.cpus_clients, *argv]
+        # over SSH its working directory there is its records directory (made by remote_exec)
+        argv, host = self.stack.place(role, i, host, argv, cwd=rec)
+        child = sup.start(ident, argv, role=role, remote=self.stack.remote is not None,
+                          env=browser.env_for(r, role, shared))
+        self.placement[ident] = host
+        return child
 
-        def note(child: Child, ev: dict) -> None:
-            live.event(child, ev)
-            if ev.get("event") == "tick" and child.name in received:
-                received[child.name] = max(received[child.name], int(ev.get("received", 0)))
-            elif ev.get("event") == "done":
-                finished.add(child.name)
-            elif ev.get("event") == "exit" and not (ev["code"] == 0 and child.name in finished):
-                raise PointFailed(
-                    f"{child.name} exited with {ev['code']} mid-run: "
-                    f"{child.last_error() or 'no message'} (log: {child.log_path})"
-                )
+    def _burst(self, sup: Supervisor, cl: _Clients, b: int) -> None:
+        """Burst ``b``: every producer gets ``go`` at once; wait for their confirmations, then
+        until the consumers have it all; the brokers' counters and the CPU shares over it."""
+        window = _CpuWindow(cl.everyone)
+        live.burst(b)
+        for p in cl.producers:
+            p.send("go")
+        confirmations = _wait_all(sup, cl.producers, "burst", self._burst_timeout(),
+                                  on_other=cl.note)
+        self.outcome.confirmed[b] = max(e["_rx_ns"] for e in confirmations.values())
+        live.confirmed(b)
+        target = self.spec.count * len(cl.producers) * (b + 1)
+        self._drain(sup, cl.received, target, cl.note)
+        wall = time.monotonic() - window.t0
+        self._witness(sup, f"burst {b}", cl.note)
+        self.outcome.burst_cpu.append(window.shares(b, wall))
+        self.progress(
+            f"burst {b + 1}/{self.spec.bursts}: {sum(cl.received.values())}/{target} received"
+        )
 
-        if spec.duration:
-            from harness import sustained
-            sustained.drive(self, sup, producers, consumers, received, note, everyone)
-        total_per_burst = spec.count * len(producers)
-        for b in range(0 if spec.duration else spec.bursts):
-            cpu0 = {c.name: c.cpu_seconds_now() for c in everyone}
-            machine0, harness0 = machine_busy_seconds(), harness_cpu_seconds()
-            w0 = time.monotonic()
-            live.burst(b)
-            for p in producers:
-                p.send("go")
-            confirmations = _wait_all(sup, producers, "burst", self._burst_timeout(),
-                                      on_other=note)
-            self.outcome.confirmed[b] = max(e["_rx_ns"] for e in confirmations.values())
-            live.confirmed(b)
-            target = total_per_burst * (b + 1)
-            self._drain(sup, received, target, note)
-            wall = time.monotonic() - w0
-            self._witness(sup, f"burst {b}", note)
-            cpu = {}
-            for c in everyone:
-                now = c.cpu_seconds_now()
-                if now is not None and cpu0.get(c.name) is not None:
-                    cpu[c.name] = round((now - cpu0[c.name]) / wall, 3)
-            self.outcome.burst_cpu.append({
-                "burst": b, "wall_s": round(wall, 3), "cpu_share": cpu,
-                "harness_share": round((harness_cpu_seconds() - harness0) / wall, 3),
-                "machine_busy_cores": round((machine_busy_seconds() - machine0) / wall, 3)})
-            self.progress(
-                f"burst {b + 1}/{spec.bursts}: {sum(received.values())}/{target} received"
-            )
-
-        for p in producers:
+    def _stop_clients(self, sup: Supervisor, cl: _Clients) -> None:
+        """``stop`` to the producers, then the consumers, their ``done`` lines kept; then let
+        them exit by themselves (their usage comes from wait4)."""
+        for p in cl.producers:
             p.send("stop")
-        done = _wait_all(sup, producers, "done", 60, on_other=note)
-        for c in consumers:
+        done = _wait_all(sup, cl.producers, "done", 60, on_other=cl.note)
+        for c in cl.consumers:
             c.send("stop")
-        done.update(_wait_all(sup, consumers, "done", 120))
+        done.update(_wait_all(sup, cl.consumers, "done", 120))
         self.done = done
-        live.point_finished(done, producers + consumers)
-        self.outcome.foreign_reported = sum(int(done[c.name].get("foreign", 0)) for c in consumers)
-        for child in producers + consumers:
+        gated = cl.producers + cl.consumers
+        live.point_finished(done, gated)
+        self.outcome.foreign_reported = sum(int(done[c.name].get("foreign", 0))
+                                            for c in cl.consumers)
+        for child in gated:
             child.close_stdin()
-        # let the clients exit by themselves (their usage comes from wait4), then the brokers
         deadline = time.monotonic() + 30
-        while any(c.alive() for c in producers + consumers) and time.monotonic() < deadline:
+        while any(c.alive() for c in gated) and time.monotonic() < deadline:
             time.sleep(0.02)
-        if self.remote is not None:
-            self.progress("clock offsets (after)")
-            self.remote.measure_clocks("after", self._clock_hosts)
+
+    def _stop_shared_browser(self, sup: Supervisor) -> None:
         for c in sup.children:
             if c.role == "browser" and c.alive():  # the shared Chromium, its tabs all closed
                 c.send("stop")
                 self.done.update(_wait_all(sup, [c], "done", 30))
                 sup.stop(c)
-        self._final_witness(sup)
-        for b in reversed(list(self.brokers.values())):
-            if b.child is not None:  # never stop a broker we did not start
-                sup.stop(b.child)
 
     # -- the brokers' own counters: a second witness beside the clients' records -----------
     def _witness(self, sup: Supervisor, at: str, on_other=None, keep=True) -> dict[str, dict]:
         """Every broker the harness started reads out its counters for the run's queues (a
         ``stats`` line on its stdin, answered from inside the broker); kept in the outcome."""
-        started = {n: b for n, b in self.brokers.items() if b.child is not None}
+        started = self.stack.started_brokers()
         kids = [b.child for b in started.values() if b.child.alive()]
         snap: dict[str, dict] = {}
-        for name, b in self.brokers.items():
+        for name, b in self.stack.brokers.items():
             if b.child is None:  # a broker we did not start: ask its statistics plugin
-                creds = getattr(self, "credentials", (None, None))
+                creds = self.stack.credentials or (None, None)
                 snap[name] = brokers.external_queue_counts(b, self.queue_prefix, *creds)
         if not kids:
             if snap and keep:
@@ -665,9 +596,8 @@ class Runner:
         ss = shutil.which("ss")
         if ss is None:
             return
-        hosts = [None] if self.net is None else [None, *self.net.names]
         with open(path, "w") as f:
-            for ns in hosts:
+            for ns in self.stack.shell_namespaces():
                 argv = [ss, "-tinmp"] if ns is None else ["ip", "netns", "exec", ns, ss, "-tinmp"]
                 f.write(f"==== {'host' if ns is None else ns}: {' '.join(argv)}\n")
                 f.flush()
@@ -699,21 +629,21 @@ class Runner:
                 _dump_java_threads(sup)
                 return
 
-    def _collect_remote(self) -> None:
-        """Bring each client's records back from its host, then stop the SSH hosts."""
+    def _fetch_remote_records(self) -> None:
+        """SSH hosts only: bring each client's records back from its host (before the stack
+        takes the hosts down)."""
+        if self.stack.remote is None:
+            return
         rec = self.dir / "records"
-        try:
-            for ident, host in getattr(self, "placement", {}).items():
-                if not ident.startswith("broker-"):
-                    self.remote.fetch(host, rec / f"{ident}.tsv")
-        finally:
-            self.remote.close()
+        for ident, host in self.placement.items():
+            if not ident.startswith("broker-"):
+                self.stack.remote.fetch(host, rec / f"{ident}.tsv")
 
     def _correct_clocks(self) -> None:
         """Every timestamp onto the harness's clock, by its host's offset (harness/clocks.py)."""
         from harness import clocks
-        summary = self.remote.clock_summary()
-        placement = getattr(self, "placement", {})
+        summary = self.stack.remote.clock_summary()
+        placement = self.placement
         clocks.correct(self.outcome.producer_records, self.outcome.consumer_records,
                        placement, summary)
         prods = [n for n in placement if n.startswith("p")]
@@ -726,7 +656,7 @@ class Runner:
 
     def _collect(self, sup: Supervisor) -> None:
         rec = self.dir / "records"
-        ready = getattr(self, "ready", {})
+        ready = self.ready
         for child in sup.children:
             said = ready.get(child.name, {})
             socket = ({"tcp_nodelay": said.get("tcp_nodelay"),
@@ -737,8 +667,7 @@ class Runner:
                     **socket,
                     "name": child.name,
                     "role": child.role,
-                    "host": getattr(self, "placement", {}).get(child.name,
-                                                               child.name.removeprefix("broker-")),
+                    "host": self.placement.get(child.name, child.name.removeprefix("broker-")),
                     "pid": child.pid,
                     "exit_code": child.returncode,
                     "cpu_s": round(child.usage.cpu_s, 3),
@@ -746,7 +675,7 @@ class Runner:
                     "max_open_files": child.usage.max_open_files,
                     "log": str(child.log_path.relative_to(self.dir)),
                     # a browser client: its own Chromium or a tab, what Chromium reports
-                    **browser.reported(getattr(self, "done", {}).get(child.name, {})),
+                    **browser.reported(self.done.get(child.name, {})),
                 }
             )
             path = rec / f"{child.name}.tsv"

@@ -184,7 +184,7 @@ def test_messages_left_in_a_queue_fail_the_point_by_name(point, monkeypatch):
     real = Runner._final_witness
 
     def leave_some(self, sup):
-        url = self.brokers["a"].stomp_url
+        url = self.stack.brokers["a"].stomp_url
         _send(url, [({"note": "left behind"}, b"x")] * 3)
         return real(self, sup)
 

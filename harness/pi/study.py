@@ -4,16 +4,15 @@ and chart; ``./bench pi``."""
 from __future__ import annotations
 
 import itertools
-import json
 import sys
-import time
 
 from harness import brokers, clients, paths, results
 from harness.pi.activemq import missing_toolchains, run_broker_point
 from harness.pi.akka import run_akka_point
 from harness.pi.config import BRIDGE, TOLERANCE, PiConfig, StudyError, config_from_args
 from harness.pi.maths import ExactSums
-from harness.procs import Interrupted, Supervisor
+from harness.procs import Supervisor
+from harness.studyfile import StudyFile
 
 
 def versions(broker_version: str, cfg: PiConfig) -> dict:
@@ -49,26 +48,17 @@ def run_study(run: results.Run, cfg: PiConfig, progress=None) -> dict:
     if "openwire-jms" in cfg.languages:
         procs_note = (f"Java workers run {cfg.java_threads} per JVM (--threads): "
                       f"W Java workers = ceil(W/{cfg.java_threads}) processes")
-    doc = {
-        "schema_version": results.SCHEMA_VERSION, "study": "pi", "run_id": run.id,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": results.machine(),
-        "git_commit": results.git_commit(), "status": "running",
-        "parameters": {"workers": cfg.workers, "messages": cfg.messages,
-                       "elements": cfg.elements, "languages": cfg.languages,
-                       "java_threads": cfg.java_threads, "prefetch": cfg.prefetch,
-                       "backends": cfg.backends, "tolerance": TOLERANCE},
-        "timing": "ActiveMQ: creator's first send -> collector's last result, every process "
-                  "already started and connected (setup_seconds beside it); Akka: creating "
-                  "the actors -> the collector's last sum (JVM start-up outside)",
-        "notes": [n for n in (procs_note,) if n],
-        "points": [],
-    }
-    path = run.dir / "pi.json"
-
-    def save() -> None:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(results.json_safe(doc), indent=2))
-        tmp.replace(path)
+    study = StudyFile.begin(
+        run, "pi",
+        {"workers": cfg.workers, "messages": cfg.messages, "elements": cfg.elements,
+         "languages": cfg.languages, "java_threads": cfg.java_threads,
+         "prefetch": cfg.prefetch, "backends": cfg.backends, "tolerance": TOLERANCE},
+        say,
+        timing="ActiveMQ: creator's first send -> collector's last result, every process "
+               "already started and connected (setup_seconds beside it); Akka: creating "
+               "the actors -> the collector's last sum (JVM start-up outside)",
+        notes=[n for n in (procs_note,) if n])
+    doc = study.doc
 
     with Supervisor(out / "logs") as sup:
         broker = None
@@ -76,7 +66,7 @@ def run_study(run: results.Run, cfg: PiConfig, progress=None) -> dict:
             say("pi: starting the broker")
             broker = brokers.start(sup, brokers.BrokerSpec(name="pi"), out / "work")
         doc["versions"] = versions(broker.version if broker else brokers.ACTIVEMQ_VERSION, cfg)
-        try:
+        with study.measuring():
             for e, m, w in grid:
                 ex = exact(m * e)
                 for backend in cfg.backends:
@@ -87,29 +77,13 @@ def run_study(run: results.Run, cfg: PiConfig, progress=None) -> dict:
                     else:
                         pt = run_akka_point(sup, w, m, e, ex, tag)
                     pt["paper_seconds"] = studies.paper_pi(backend, e, w, m)
-                    doc["points"].append(pt)
-                    save()
+                    study.add(pt)
                     figure = (f"{pt['seconds']:.3f} s" if "seconds" in pt else "no figure")
                     err = f" error {pt['error']:.1e}" if "error" in pt else ""
                     say(f"pi {backend:<8} W={w:<3} M={m:<6} E={e:<7}: {pt['status']}: "
                         f"{figure}{err}" + (f" ({'; '.join(pt['errors'])})"
                                            if pt["errors"] else ""))
-        except (Interrupted, KeyboardInterrupt):
-            doc["status"] = "incomplete"
-            save()
-            raise
-    failed = [p for p in doc["points"] if p["status"] != "ok"]
-    doc["status"] = "failed" if failed else "ok"
-    doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    save()
-    md, html = studies.pi_tables(doc)
-    (run.dir / "pi.md").write_text(md)
-    (run.dir / "pi.html").write_text(html)
-    try:
-        studies.chart_pi(doc, run.dir / "charts" / "pi.png")
-    except Exception as e:  # noqa: BLE001 - a chart must never hide the study's outcome
-        say(f"pi: chart failed: {e}")
-    return doc
+    return study.finish(studies.pi_tables, studies.chart_pi)
 
 
 def main(args) -> int:
