@@ -16,6 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import yaml
+from matplotlib.lines import Line2D
 
 from harness import profiles, results
 from plots import browser, report, soak, studies, style
@@ -415,6 +416,61 @@ def chart_find_max(manifest, points, path: Path) -> Path:
     return finish_chart(fig, ax2, manifest, points, path, busiest_note(points))
 
 
+def nodelay_pairs(points: list[dict]) -> dict[str, dict[bool, list[dict]]]:
+    """find-max probes of a series measured both with the broker's connectors as shipped and
+    with ``--tcp-nodelay``: series -> {tcp_nodelay: probes}. Only series that have both."""
+    by: dict[str, dict[bool, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for p in points:
+        sw = p.get("sweep") or {}
+        if sw.get("kind") != "find-max" or sw.get("x") == "max" or not drawable(p):
+            continue
+        nd = bool((p.get("parameters") or {}).get("tcp_nodelay"))
+        by[sw.get("series") or "default"][nd].append(p)
+    return {s: dict(v) for s, v in by.items() if len(v) == 2}
+
+
+def chart_nodelay_remedy(manifest, points, path: Path) -> Path:
+    """p99 against offered load for each series, the broker's connectors as ActiveMQ ships them
+    (Nagle on) against ``transport.tcpNoDelay=true``: the suspected remedy for the tail, beside
+    the default, one panel per series (the clients keep their libraries' socket settings)."""
+    pairs = nodelay_pairs(points)
+    n = len(pairs)
+    cols = 2 if n > 1 else 1
+    rows_n = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(7 * cols, 3.6 * rows_n), squeeze=False)
+    styles = style.series_styles({s: both[False] + both[True] for s, both in pairs.items()})
+    bound = None
+    for ax, (series, both) in zip(axes.flat, pairs.items()):
+        color = styles[series]["color"]
+        for nd, ls, word in ((False, "-", "Nagle on (as shipped)"),
+                             (True, "--", "TCP_NODELAY at the broker")):
+            rows = []
+            for p in both[nd]:
+                bound = (p.get("sweep") or {}).get("p99_bound_ms", bound)
+                offered = p["parameters"]["rate"] * p["parameters"].get("producers", 1)
+                rows.append((offered, num((p.get("latency_ms") or {}).get("p99"))))
+            rows.sort()
+            ax.plot([r[0] for r in rows], [r[1] for r in rows], ls, marker="o", markersize=4,
+                    color=color, label=f"p99, {word}")
+        if bound is not None:
+            ax.axhline(bound, **REF_STYLE)
+            _ref_label(ax, bound, f"p99 bound {bound:g} ms", x=0.0, ha="left")
+        if any(num(v) > 0 for line in ax.lines for v in line.get_ydata()):
+            ax.set_yscale("log")
+        ax.set_title(series, fontsize=9)
+        ax.set_xlabel("offered msg/s (all producers)")
+        ax.set_ylabel("p99 ms (log)")
+        ax.grid(alpha=0.3, which="both")
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    fig.suptitle("p99 vs offered load: the broker's connectors with Nagle on (as shipped) "
+                 "and with TCP_NODELAY", fontsize=10)
+    words = ("p99, Nagle on (as shipped)", "p99, TCP_NODELAY at the broker")
+    style.legend_beside(fig, [Line2D([], [], color="#555555", linestyle=ls, marker="o",
+                                     markersize=4) for ls in ("-", "--")], list(words))
+    return finish_chart(fig, axes.flat[0], manifest, points, path, busiest_note(points))
+
+
 def chart_mqperf(manifest, points, path: Path) -> Path:
     """Persistent client-ack throughput by producer-consumer pairs, beside mqperf's table."""
     fig_, ax = chart_by_category(manifest, points, "producer-consumer pairs", "producers",
@@ -553,6 +609,9 @@ def render_run(run_dir: Path) -> list[Path]:
         if not any(drawable(p) for p in pts) and kind != "language-pair":
             continue
         written.append(DRAWERS[kind](manifest, pts, axis, charts))
+    if nodelay_pairs(run.points):  # the same find-max with and without --tcp-nodelay
+        written.append(chart_nodelay_remedy(manifest, run.points,
+                                            charts / "p99-nagle-vs-nodelay.png"))
     written.extend(studies.render_studies(run))
     if (run.dir / "soak.json").exists():
         written.append(soak.draw(run.dir / "soak.json", charts / "soak.png"))
