@@ -12,7 +12,9 @@ rate measures long enough for its p99 to have the samples it needs.
 
 Every probe stays a point of the run (``<axis>-<series>-rate=N``), so the hockey stick
 (offered vs received, p50/p99/p99.9 vs offered) is drawn from result files alone
-(plots.charts.chart_find_max); ``find-max.json`` in the run keeps each series' verdict.
+(plots.charts.chart_find_max); ``find-max.json`` in the run keeps each axis's and series'
+verdict, keyed ``AXIS/SERIES`` (a profile may search the same series twice, e.g. with and
+without ``--tcp-nodelay``).
 """
 
 from __future__ import annotations
@@ -118,6 +120,7 @@ def search(
     flood = probe(0.0)
     peak = flood["recv_msgs_per_s"]
     verdict = {
+        "axis": axis,
         "series": series,
         "p99_bound_ms": bound_ms,
         "probes": probes,
@@ -175,10 +178,11 @@ def _rate(v) -> str:
 
 
 def save(run: results.Run, verdicts: list[dict]) -> None:
-    """find-max.json: every series' verdict (appended to what an earlier call wrote)."""
+    """find-max.json: every axis's and series' verdict, ``AXIS/SERIES`` -> verdict (appended to
+    what an earlier call wrote)."""
     path = run.dir / "find-max.json"
     have = json.loads(path.read_text()) if path.exists() else {}
-    have.update({v["series"]: v for v in verdicts})
+    have.update({f"{v['axis']}/{v['series']}": v for v in verdicts})
     path.write_text(json.dumps(results.json_safe(have), indent=2))
 
 

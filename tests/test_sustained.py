@@ -193,6 +193,28 @@ def test_find_max_climbs_then_bisects(tmp_path):
     assert v["max_sustainable_msgs_per_s"] is None and "1/16" in v["why"]
 
 
+def test_find_max_json_keeps_every_axis_of_a_series(tmp_path):
+    """The latency profile searches each series twice (as shipped, then --tcp-nodelay): the
+    second verdict must not replace the first."""
+    import json
+
+    from harness import findmax
+
+    class Run:
+        dir = tmp_path
+
+    for axis, ok_below in (("find-max", 8_000), ("find-max-nodelay", 5_000)):
+        fake, _seen = _fake_probe(10_000, lambda r, b=ok_below: 2.0 if r <= b else 80.0)
+        v = findmax.search(Run(), PointSpec(duration=3, warmup=1), "s", 50.0, axis=axis,
+                           measure=fake, say=lambda _m: None)
+        findmax.save(Run(), [v])
+    doc = json.loads((tmp_path / "find-max.json").read_text())
+    assert sorted(doc) == ["find-max-nodelay/s", "find-max/s"]
+    assert doc["find-max/s"]["max_sustainable_msgs_per_s"] == 7875
+    assert doc["find-max-nodelay/s"]["max_sustainable_msgs_per_s"] == 5_000
+    assert doc["find-max-nodelay/s"]["axis"] == "find-max-nodelay"
+
+
 def test_profiles_quick_is_sustained_and_full_has_sustained_and_find_max_axes():
     from harness import profiles, sweep
 
