@@ -566,7 +566,7 @@ class Runner:
         while time.monotonic() < deadline:
             time.sleep(0.2)
             snap = self._witness(sup, "end", keep=False)
-            settled = snap == last and not any(
+            settled = _counts(snap) == _counts(last) and not any(
                 q.get("inflight") for b in snap.values() for q in b.get("queues", {}).values())
             last = snap
             if settled:
@@ -798,3 +798,9 @@ def _dump_java_threads(sup: Supervisor) -> None:
                                stderr=subprocess.STDOUT, timeout=20, check=False)
         except (OSError, subprocess.TimeoutExpired) as e:
             out.write_text(f"jcmd failed: {e}\n")
+
+
+def _counts(snap: dict) -> dict:
+    """A witness reading without the moment it was taken (``t_ns`` differs every time): what
+    two readings must share to count as settled."""
+    return {name: {k: v for k, v in b.items() if k != "t_ns"} for name, b in snap.items()}

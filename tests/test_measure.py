@@ -239,3 +239,24 @@ def test_the_harness_names_forged_stale_and_corrupt_records():
     assert not a.ok()
     kept = measure.clean(sent, recs, nonce="n1", size=6)
     assert [(r.producer, r.seq) for r in kept] == [("p1", 0)]
+
+
+def test_final_witness_settles_when_counts_agree_whatever_the_reading_time():
+    """Two readings with the same counters settle the end of a point even though each carries
+    the broker's own time of reading (``t_ns``): comparing that too kept every point waiting
+    the full 10 s."""
+    from types import SimpleNamespace
+
+    from harness.run import Runner
+
+    calls = []
+
+    def witness(_sup, at, keep=True):
+        calls.append(at)
+        q = {"enqueued": 5, "dequeued": 5, "inflight": 0, "size": 0}
+        return {"a": {"queues": {"bb.x.q0": q}, "bridges": [], "t_ns": len(calls)}}
+
+    fake = SimpleNamespace(_witness=witness, outcome=SimpleNamespace(broker_counts=[]))
+    Runner._final_witness(fake, None)
+    assert calls == ["end", "end"]
+    assert fake.outcome.broker_counts[-1]["at"] == "end"
