@@ -22,10 +22,11 @@ import pytest
 import stomp
 from conftest import client_or_skip, need_broker_built
 
-from harness import brokers, measure
-from harness import run as runmod
-from harness.points import document
-from harness.run import PointSpec, Runner
+from burstbench.infra import brokers
+from burstbench.measure import measure
+from burstbench.measure import run as runmod
+from burstbench.measure.points import document
+from burstbench.measure.run import PointSpec, Runner
 
 pytestmark = pytest.mark.integration
 

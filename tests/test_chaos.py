@@ -13,14 +13,14 @@ import sys
 import pytest
 from conftest import ROOT, client_or_skip, need_broker_built
 
-from harness import clients, faults
-from harness.cli import build_parser
-from harness.faults import command, reckon
-from harness.faults.base import Scenario
-from harness.faults.failover_pair import FAILOVER_HOW
-from harness.faults.registry import SCENARIOS
-from harness.faults.spec import ChaosSpec, Skip
-from harness.measure import ConsumerRecord
+from burstbench import clients, faults
+from burstbench.cli import build_parser
+from burstbench.faults import command, reckon
+from burstbench.faults.base import Scenario
+from burstbench.faults.failover_pair import FAILOVER_HOW
+from burstbench.faults.registry import SCENARIOS
+from burstbench.faults.spec import ChaosSpec, Skip
+from burstbench.measure.measure import ConsumerRecord
 
 SMALL = {"count": 300, "bursts": 6}
 
@@ -68,7 +68,7 @@ def test_all_runs_every_scenario_for_every_language_each_with_its_own_failover()
 
 def test_every_scenario_class_is_registered_once_under_its_name():
     found = {obj for mod in pkgutil.iter_modules(faults.__path__)
-             for obj in vars(importlib.import_module(f"harness.faults.{mod.name}")).values()
+             for obj in vars(importlib.import_module(f"burstbench.faults.{mod.name}")).values()
              if isinstance(obj, type) and issubclass(obj, Scenario) and obj is not Scenario}
     assert found == set(SCENARIOS.values())
     assert all(name == cls.name and cls.description for name, cls in SCENARIOS.items())
@@ -101,7 +101,7 @@ def test_each_scenario_fills_in_its_own_defaults(scenario, want):
     (["broker-kill", "--bursts", "2"], "must be >= 4"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
-    r = subprocess.run([sys.executable, "-m", "harness.cli", "chaos", *args], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "burstbench.cli", "chaos", *args], cwd=ROOT,
                        env={**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)},
                        capture_output=True, text=True, timeout=60, check=False)
     assert r.returncode == 2, r.stderr
@@ -144,7 +144,7 @@ def test_consumer_kill_via_the_command_redelivers_and_writes_the_table(tmp_path)
     need_broker_built()
     client_or_skip("stomp-py")
     out = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "chaos", "consumer-kill", "--client", "python",
+        [sys.executable, "-m", "burstbench.cli", "chaos", "consumer-kill", "--client", "python",
          "--count", "300", "--bursts", "6"],
         cwd=ROOT, env={**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)},
         capture_output=True, text=True, timeout=300, check=False)
@@ -193,7 +193,7 @@ def test_slow_consumer_gets_less_and_nothing_deadlocks(tmp_path):
 @pytest.mark.integration
 @pytest.mark.root
 def test_link_cut_pauses_forwarding_and_loses_nothing(tmp_path):
-    from harness import netns
+    from burstbench.infra import netns
 
     why = netns.available()
     if why:
@@ -224,7 +224,7 @@ def test_store_full_holds_producers_back_and_the_burst_completes_after_draining(
 @pytest.mark.integration
 @pytest.mark.root
 def test_mesh_partition_delivers_everything_and_strands_nothing(tmp_path):
-    from harness import netns
+    from burstbench.infra import netns
 
     why = netns.available()
     if why:

@@ -31,10 +31,11 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 from test_results import _outcome
 
-from harness import profiles, results, sweep
-from harness.points import document
-from plots import charts
-from plots import soak as soak_chart
+from burstbench import profiles, sweep
+from burstbench.measure import results
+from burstbench.measure.points import document
+from burstbench.plots import charts
+from burstbench.plots import soak as soak_chart
 
 matplotlib.use("Agg")
 

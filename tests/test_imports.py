@@ -1,4 +1,4 @@
-"""The modules of ``harness`` and ``plots`` import each other without a circle.
+"""The modules of ``burstbench`` import each other without a circle.
 
 Every ``import`` counts, also those inside functions (a lazy import hides a circle from the
 interpreter, not from a reader): the graph of module -> module it imports must be acyclic.
@@ -13,13 +13,14 @@ import sys
 
 from conftest import ROOT
 
-PACKAGES = ("harness", "plots")
+PACKAGES = ("burstbench",)
 
 
 def modules() -> dict[str, ast.Module]:
     return {".".join(p.relative_to(ROOT).with_suffix("").parts): ast.parse(p.read_text(), str(p))
             for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))
-            if p.stem != "__init__"}  # sub-packages too (harness/faults/, harness/pi/)
+            # sub-packages too (burstbench/faults/, burstbench/studies/pi/)
+            if p.stem != "__init__"}
 
 
 def graph(mods: dict[str, ast.Module]) -> dict[str, set[str]]:
@@ -67,7 +68,7 @@ def test_the_cycle_finder_finds_a_circle_and_accepts_a_tree():
     assert graph({"harness.a": lazy, "harness.b": ast.parse("")})["harness.a"] == {"harness.b"}
 
 
-def test_no_module_of_harness_or_plots_imports_itself_through_others():
+def test_no_module_of_burstbench_imports_itself_through_others():
     edges = graph(modules())
     assert sum(map(len, edges.values())) > 50  # the scan does see the imports
     found = cycle(edges)
@@ -78,7 +79,7 @@ def test_every_module_imports_on_its_own():
     names = sorted(modules())
     code = ("import importlib, sys\n"
             "for name in sys.argv[1:]:\n"
-            "    for m in [k for k in sys.modules if k.split('.')[0] in ('harness', 'plots')]:\n"
+            "    for m in [k for k in sys.modules if k.split('.')[0] == 'burstbench']:\n"
             "        del sys.modules[m]\n"
             "    importlib.import_module(name)\n")
     r = subprocess.run([sys.executable, "-c", code, *names], cwd=ROOT, capture_output=True,

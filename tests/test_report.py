@@ -9,9 +9,10 @@ import subprocess
 import pytest
 from test_results import _outcome
 
-from harness import compare, results
-from harness.points import document
-from plots import charts
+from burstbench import compare
+from burstbench.measure import results
+from burstbench.measure.points import document
+from burstbench.plots import charts
 
 
 def _run_with_points(tmp_path, name="r", scale=1.0):
@@ -148,7 +149,7 @@ def test_load_run_reads_manifest_points_and_studies_once(tmp_path):
 
 
 def _profile_run(tmp_path, monkeypatch, profile_text: str, axis: str):
-    from harness import paths
+    from burstbench import paths
 
     (tmp_path / "profiles").mkdir()
     (tmp_path / "profiles" / "mine.yaml").write_text(profile_text)
@@ -186,7 +187,7 @@ def test_the_profile_not_the_axis_name_decides_the_chart(tmp_path, monkeypatch):
 
 def test_every_chart_kind_has_its_drawing_and_an_unknown_one_is_a_one_line_error(
         tmp_path, monkeypatch):
-    from harness import profiles
+    from burstbench import profiles
 
     assert set(profiles.CHART_KINDS) == set(charts.DRAWERS) | {"browser"}
     for name in profiles.profile_names():  # the shipped profiles declare known kinds
@@ -204,7 +205,7 @@ def test_every_chart_kind_has_its_drawing_and_an_unknown_one_is_a_one_line_error
 def test_report_shows_the_studies_from_their_json_and_escapes_every_value(tmp_path):
     """The Pi section comes from pi.json (no pi.md needed: nothing re-parsed); a point's error
     text is escaped, never markup; pi.md is the Markdown of the same blocks."""
-    from plots import report, studies
+    from burstbench.plots import report, studies
 
     run = _run_with_points(tmp_path)
     bad = results.load_point(run.point_path("consumers-4"))

@@ -1,4 +1,4 @@
-"""harness/stack.py: a point's infrastructure comes up whole, hands out its endpoints, and
+"""burstbench/infra/stack.py: a point's infrastructure comes up whole, hands out its endpoints, and
 goes down on every path, a bring-up that fails half way included."""
 
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from conftest import need_broker_built
 
-from harness import brokers
-from harness.errors import PointFailed
-from harness.procs import Supervisor
-from harness.run import PointSpec
-from harness.stack import Stack
+from burstbench.infra import brokers
+from burstbench.infra.procs import Supervisor
+from burstbench.infra.stack import Stack
+from burstbench.measure.errors import PointFailed
+from burstbench.measure.run import PointSpec
 
 pytestmark = pytest.mark.integration
 

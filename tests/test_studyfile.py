@@ -1,4 +1,5 @@
-"""harness/studyfile.py: the studies' one result file, its interrupted and finished states."""
+"""burstbench/studies/studyfile.py: the studies' one result file, its interrupted and finished
+states."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import types
 
 import pytest
 
-from harness.studyfile import StudyFile
+from burstbench.studies.studyfile import StudyFile
 
 
 def _study(tmp_path, said: list | None = None):
