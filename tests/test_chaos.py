@@ -160,6 +160,12 @@ def test_consumer_kill_via_the_command_redelivers_and_writes_the_table(tmp_path)
     assert "c1" not in t["by_consumer"]  # the victim wrote nothing: SIGKILL
     assert row["recovery_s"] is not None
     assert "| consumer-kill |" in (run_dir / "chaos.md").read_text()
+    # the run's report draws the same table from chaos.json alone (no scenario code loaded)
+    assert row["fault_words"] and "killed holding" in row["fault_words"][0]
+    assert {"perl", "python", "node"} <= set(doc["failover_how"])
+    from burstbench.plots import report
+    page = report.render(run_dir).read_text()
+    assert "Reliability under faults" in page and row["fault_words"][0] in page
 
 
 @pytest.mark.integration

@@ -85,3 +85,23 @@ def test_every_module_imports_on_its_own():
     r = subprocess.run([sys.executable, "-c", code, *names], cwd=ROOT, capture_output=True,
                        text=True, timeout=120, check=False)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_plots_read_result_files_and_run_nothing():
+    """The Architecture's promise: ``burstbench/plots/`` reads result files and imports nothing
+    that brings up a point (brokers, databases, namespaces, a stack, the runner, a fault or a
+    study), directly or through another module."""
+    edges = graph(modules())
+    seen: set[str] = set()
+    todo = [m for m in edges if m.startswith("burstbench.plots.")]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(edges[m])
+    runs = ("burstbench.infra.brokers", "burstbench.infra.databases", "burstbench.infra.netns",
+            "burstbench.infra.stack", "burstbench.infra.launch", "burstbench.measure.run",
+            "burstbench.measure.points", "burstbench.faults.", "burstbench.studies.")
+    bad = sorted(m for m in seen if m.startswith(runs) and m != "burstbench.faults.table")
+    assert "burstbench.faults.table" in seen  # the report's reliability table: pure
+    assert not bad, f"burstbench.plots reaches {bad}"

@@ -9,6 +9,7 @@ from pathlib import Path
 from burstbench.faults.failover_pair import FAILOVER_HOW
 from burstbench.faults.reckon import RULE, Result
 from burstbench.faults.registry import SCENARIOS
+from burstbench.faults.table import HEAD, rows
 from burstbench.measure.results import json_safe
 
 
@@ -17,42 +18,17 @@ def description() -> dict[str, str]:
     return {name: cls.description for name, cls in SCENARIOS.items()}
 
 
-HEAD = ["scenario", "client", "status", "sent", "received", "lost", "duplicates", "redelivered",
-        "unconfirmed (arrived)", "recovery s", "notes"]
-
-
-def rows(results: list[dict]) -> list[list[str]]:
-    """The reliability table's rows from results as ``chaos.json`` keeps them
-    (``Result.as_dict``): the Markdown table here and the run's HTML report both use them."""
-    out = []
-    for r in results:
-        t = r.get("tally")
-        n = _num if t else _dash
-        rec = "-" if r.get("recovery_s") is None else f"{r['recovery_s']:.2f}"
-        scenario = SCENARIOS.get(r["scenario"])
-        words = scenario.fault_words(r.get("fault") or {}) if scenario else []
-        note = r.get("reason") or "; ".join((r.get("errors") or [])[:1] + words)
-        unc = f"{t['unconfirmed']:,} ({t['unconfirmed_received']:,})" if t else "-"
-        out.append([r["scenario"], r["client"], r["status"], n(t and t["sent"]),
-                    n(t and t["received"]), n(t and t["lost"]), n(t and t["duplicates"]),
-                    n(t and t["redelivered"]), unc, rec, note])
-    return out
-
-
 def table(results: list[Result]) -> str:
     """The reliability table, Markdown."""
     lines = ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
-    for row in rows([r.as_dict() for r in results]):
+    for row in rows([_as_dict(r) for r in results]):
         lines.append("| " + " | ".join(c.replace("|", "/") for c in row) + " |")
     return "\n".join(lines)
 
 
-def _num(v: int) -> str:
-    return f"{v:,}"
-
-
-def _dash(_v) -> str:
-    return "-"
+def _as_dict(r: Result) -> dict:
+    """A result as chaos.json keeps it: its fields and the fault in a few words."""
+    return {**r.as_dict(), "fault_words": _fault_words(r)}
 
 
 def _fault_words(r: Result) -> list[str]:
@@ -92,7 +68,8 @@ def report(r: Result) -> str:
 def write(run_dir: Path, results: list[Result], command: list[str]) -> None:
     """``chaos.json`` and ``chaos.md`` in the run directory."""
     doc = {"schema_version": 1, "command": command, "rule": RULE,
-           "scenarios": description(), "results": [r.as_dict() for r in results]}
+           "scenarios": description(), "failover_how": FAILOVER_HOW,
+           "results": [_as_dict(r) for r in results]}
     (run_dir / "chaos.json").write_text(json.dumps(json_safe(doc), indent=2))
     md = ["# Reliability under faults", "", table(results), "",
           f"Rule: {RULE}.", "", "Scenarios:", ""]

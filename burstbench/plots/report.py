@@ -10,8 +10,7 @@ import base64
 import math
 from pathlib import Path
 
-from burstbench.faults.failover_pair import FAILOVER_HOW
-from burstbench.faults.report import HEAD, rows
+from burstbench.faults.table import HEAD, rows
 from burstbench.measure import results
 from burstbench.plots import studies
 from burstbench.plots.pages import environment
@@ -42,9 +41,9 @@ def chaos_blocks(doc: dict) -> list[dict]:
         {"type": "para", "text": f"Rule: {doc.get('rule', '')}."},
         {"type": "list", "title": "Scenarios:",
          "items": [f"{k}: {v}" for k, v in (doc.get("scenarios") or {}).items()]},
-        {"type": "list", "title": "failover-pair, each library's own failover:",
-         "items": [f"{k}: {v}" for k, v in FAILOVER_HOW.items()]},
-    ]
+    ] + ([{"type": "list", "title": "failover-pair, each library's own failover:",
+           "items": [f"{k}: {v}" for k, v in doc["failover_how"].items()]}]
+         if doc.get("failover_how") else [])
 
 
 def _studies(run: results.RunFiles) -> list[dict]:
