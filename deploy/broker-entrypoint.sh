@@ -50,7 +50,7 @@ perl -e '
     print $line;
   }' < "$xml" > "$resolved"
 
-# the same JVM flags as harness.brokers.java_argv
+# the same JVM flags as burstbench.infra.brokers.java_argv
 # shellcheck disable=SC2086  # JAVA_OPTS is a list of words on purpose
 exec java "-Xms$heap" "-Xmx$heap" -XX:+UseParallelGC -Djava.net.preferIPv4Stack=true \
   ${BURSTBENCH_BROKER_JAVA_OPTS:-} -cp "$cp" burstbench.broker.Main "${opts[@]}" "$resolved"

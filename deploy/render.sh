@@ -18,7 +18,7 @@ cd "$root"
 render() {
   file=$1
   shift
-  "$py" -m harness.brokers render --host 0.0.0.0 \
+  "$py" -m burstbench.infra.brokers render --host 0.0.0.0 \
     --openwire-port 61616 --stomp-port 61613 --ws-port 61614 --data-dir data "$@" \
     > "$out/$file.tmp"
   mv "$out/$file.tmp" "$out/$file"

@@ -17,8 +17,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness import brokers, clients, paths  # noqa: E402
-from harness.procs import Supervisor  # noqa: E402
+from burstbench import clients, paths  # noqa: E402
+from burstbench.infra import brokers  # noqa: E402
+from burstbench.infra.procs import Supervisor  # noqa: E402
 
 
 def need_broker_built():

@@ -22,10 +22,11 @@ import pytest
 import stomp
 from conftest import client_or_skip, need_broker_built
 
-from harness import brokers, measure
-from harness import run as runmod
-from harness.points import document
-from harness.run import PointSpec, Runner
+from burstbench.infra import brokers
+from burstbench.measure import measure
+from burstbench.measure import run as runmod
+from burstbench.measure.points import document
+from burstbench.measure.run import PointSpec, Runner
 
 pytestmark = pytest.mark.integration
 
@@ -184,7 +185,7 @@ def test_messages_left_in_a_queue_fail_the_point_by_name(point, monkeypatch):
     real = Runner._final_witness
 
     def leave_some(self, sup):
-        url = self.brokers["a"].stomp_url
+        url = self.stack.brokers["a"].stomp_url
         _send(url, [({"note": "left behind"}, b"x")] * 3)
         return real(self, sup)
 

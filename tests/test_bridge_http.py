@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from conftest import client_or_skip
 
-from harness import clients
+from burstbench import clients
 
 pytestmark = pytest.mark.integration
 
@@ -104,7 +104,7 @@ def test_bursts_through_the_broker_route(tmp_path, sup):
     """POST /bursts with route broker: JMS producer -> a real queue -> consumers -> collector."""
     from conftest import need_broker_built
 
-    from harness import brokers
+    from burstbench.infra import brokers
 
     need_broker_built()
     client_or_skip("akka-bridge")

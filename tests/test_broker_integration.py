@@ -11,8 +11,9 @@ import psutil
 import pytest
 from conftest import ROOT, client_or_skip, events, need_broker_built, run_client
 
-from harness import brokers, results
-from harness.run import PointSpec, Runner, metrics
+from burstbench.infra import brokers
+from burstbench.measure import results
+from burstbench.measure.run import PointSpec, Runner, metrics
 
 pytestmark = pytest.mark.integration
 
@@ -124,7 +125,7 @@ def test_bench_run_writes_a_result_with_the_stable_keys(tmp_path):
         [
             sys.executable,
             "-m",
-            "harness.cli",
+            "burstbench.cli",
             "run",
             "--consumers",
             "2",
@@ -182,7 +183,7 @@ def test_a_port_already_taken_is_reported_not_retried(sup, tmp_path):
 
 def test_a_stall_leaves_the_java_threads_next_to_the_logs(sup, broker):
     """What a drain stall calls: every live Java process we started dumps its threads."""
-    from harness.run import _dump_java_threads
+    from burstbench.measure.run import _dump_java_threads
 
     _dump_java_threads(sup)
     dump = broker.child.log_path.with_suffix(".threads.txt")

@@ -69,7 +69,7 @@ def test_interrupted_browser_run_leaves_no_chromium(sig, tmp_path):
     env = {**os.environ, "BURSTBENCH_RESULTS": str(tmp_path), "TMPDIR": str(tmp_path)}
     err = open(tmp_path / "stderr", "w")  # noqa: SIM115 (the harness writes it while we watch)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", "--producer", "stompjs:browser",
+        [sys.executable, "-m", "burstbench.cli", "run", "--producer", "stompjs:browser",
          "--consumer", "stompjs:browser", "--consumers", "2", "--count", "100000",
          "--rate", "1000", "--bursts", "2"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err,
@@ -189,7 +189,7 @@ def test_browser_consumers_compete_as_tabs_or_browsers(mode, tmp_path):
     """Three browser consumers share one queue as three tabs of one Chromium (the harness's
     ``browser`` process) or as three Chromiums: every message once, each a share, the result
     says which, and what Chromium reports per tab and per process."""
-    from harness.run import PointSpec, Runner, metrics
+    from burstbench.measure.run import PointSpec, Runner, metrics
 
     need_broker_built()
     client_or_skip("stompjs:browser")

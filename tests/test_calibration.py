@@ -1,11 +1,12 @@
-"""The calibration reference (harness/calibration.py) and ./bench compare --calibrated: two
-runs of one machine at different speeds compare once each is divided by its own reference."""
+"""The calibration reference (burstbench/measure/calibration.py) and ./bench compare --calibrated:
+two runs of one machine at different speeds compare once each is divided by its own reference."""
 
 from __future__ import annotations
 
 from test_report import _run_with_points
 
-from harness import calibration, compare
+from burstbench import compare
+from burstbench.measure import calibration
 
 
 def _calibrate(run, median, spread=0.05):

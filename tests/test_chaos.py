@@ -3,16 +3,24 @@ really happened. Short bursts, so the file runs in a few minutes on two cores.""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 
 import pytest
 from conftest import ROOT, client_or_skip, need_broker_built
 
-from harness import chaos, clients
-from harness.measure import ConsumerRecord
+from burstbench import clients, faults
+from burstbench.cli import build_parser
+from burstbench.faults import command, reckon
+from burstbench.faults.base import Scenario
+from burstbench.faults.failover_pair import FAILOVER_HOW
+from burstbench.faults.registry import SCENARIOS
+from burstbench.faults.spec import ChaosSpec, Skip
+from burstbench.measure.measure import ConsumerRecord
 
 SMALL = {"count": 300, "bursts": 6}
 
@@ -23,13 +31,13 @@ def rec(producer: str, seq: int, redelivered: bool = False, size: int = 6) -> Co
 
 # -- the accounting rule, by hand ------------------------------------------------------------
 def test_reckon_counts_only_confirmed_bursts_as_sent():
-    p1 = chaos.ProducerLife("p1", count=2, started=3, confirmed=[0, 1])  # burst 2 in flight
-    p1r1 = chaos.ProducerLife("p1r1", count=2, started=1, confirmed=[0])
+    p1 = reckon.ProducerLife("p1", count=2, started=3, confirmed=[0, 1])  # burst 2 in flight
+    p1r1 = reckon.ProducerLife("p1r1", count=2, started=1, confirmed=[0])
     got = {
         "c1": [rec("p1", 0), rec("p1", 1), rec("p1", 4), rec("p1r1", 0)],
         "c1r1": [rec("p1", 1, redelivered=True), rec("p1", 2), rec("p1r1", 1), rec("x", 0)],
     }
-    t = chaos.reckon([p1, p1r1], got, size=6)
+    t = reckon.reckon([p1, p1r1], got, size=6)
     assert (t.sent, t.received, t.lost) == (6, 5, 1)
     assert t.lost_sample == ["p1#3"]
     assert (t.unconfirmed, t.unconfirmed_received) == (2, 1)  # p1#4, p1#5 in flight; #4 came
@@ -38,23 +46,55 @@ def test_reckon_counts_only_confirmed_bursts_as_sent():
 
 
 def test_reckon_body_errors_and_records_beyond_confirmed_are_not_foreign():
-    p = chaos.ProducerLife("p1", count=2, started=1, confirmed=[0],
+    p = reckon.ProducerLife("p1", count=2, started=1, confirmed=[0],
                            recorded=[("p1", 0, 0, 1), ("p1", 1, 0, 1), ("p1", 2, 1, 1)])
-    t = chaos.reckon([p], {"c1": [rec("p1", 0), rec("p1", 1, size=5), rec("p1", 2)]}, size=6)
+    t = reckon.reckon([p], {"c1": [rec("p1", 0), rec("p1", 1, size=5), rec("p1", 2)]}, size=6)
     assert (t.sent, t.received, t.lost, t.foreign, t.body_errors) == (2, 2, 0, 0, 1)
     assert t.unconfirmed == 1
 
 
 def test_all_runs_every_scenario_for_every_language_each_with_its_own_failover():
-    pairs = chaos.matrix(None)
-    assert {s for s, _ in pairs} == set(chaos.SCENARIOS)
-    assert len(pairs) == len(chaos.SCENARIOS) * 4
+    pairs = command.matrix(None)
+    assert {s for s, _ in pairs} == set(SCENARIOS)
+    assert len(pairs) == len(SCENARIOS) * 4
     for name in clients.LANGUAGE_CLIENTS:  # no scenario is N/A for a library any more
         try:
-            chaos.ChaosSpec("failover-pair", name).validate()
-        except chaos.Skip as e:
+            fp = SCENARIOS["failover-pair"]
+            fp.check(fp.make_spec(name))
+        except Skip as e:
             assert e.status == "skipped", e  # (a toolchain missing here), never n/a
-    assert set(chaos.FAILOVER_HOW) == {clients.get(n).language for n in clients.LANGUAGE_CLIENTS}
+    assert set(FAILOVER_HOW) == {clients.get(n).language for n in clients.LANGUAGE_CLIENTS}
+
+
+def test_every_scenario_class_is_registered_once_under_its_name():
+    from burstbench.faults.soak import Soak
+
+    found = {obj for mod in pkgutil.iter_modules(faults.__path__)
+             for obj in vars(importlib.import_module(f"burstbench.faults.{mod.name}")).values()
+             if isinstance(obj, type) and issubclass(obj, Scenario) and obj is not Scenario}
+    # the soak is built on Scenario beside them, its own command (./bench chaos soak)
+    assert found == set(SCENARIOS.values()) | {Soak}
+    assert all(name == cls.name and cls.description for name, cls in SCENARIOS.items())
+    for name in [*SCENARIOS, "all", "soak"]:  # the command's choices are the registry's
+        assert build_parser().parse_args(["chaos", name]).scenario == name
+
+
+@pytest.mark.parametrize("scenario, want", [
+    ("broker-kill", ("stomp-py", 1, 2, 6, 100)),
+    ("failover-pair", ("openwire-jms", 1, 2, 6, 100)),
+    ("consumer-kill", ("stomp-py", 1, 3, 6, 100)),
+    ("slow-consumer", ("stomp-py", 1, 3, 1024, 10)),
+    ("store-full", ("stomp-py", 1, 2, 8192, 100)),
+    ("mesh-partition", ("stomp-py", 3, 3, 6, 100)),
+])
+def test_each_scenario_fills_in_its_own_defaults(scenario, want):
+    s = SCENARIOS[scenario].make_spec()
+    assert (s.client, s.producers, s.consumers, s.size, s.prefetch) == want
+    s = SCENARIOS[scenario].make_spec("python", size=7, producers=2, consumers=4, prefetch=5)
+    fixed = SCENARIOS[scenario].fixed
+    assert (s.client, s.size, s.prefetch) == ("python", 7, 5)
+    assert (s.producers, s.consumers) == (fixed.get("producers", 2), fixed.get("consumers", 4))
+    assert ChaosSpec(scenario).size == 6  # the plain spec: the generic defaults
 
 
 @pytest.mark.parametrize("args, needle", [
@@ -64,7 +104,7 @@ def test_all_runs_every_scenario_for_every_language_each_with_its_own_failover()
     (["broker-kill", "--bursts", "2"], "must be >= 4"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
-    r = subprocess.run([sys.executable, "-m", "harness.cli", "chaos", *args], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "burstbench.cli", "chaos", *args], cwd=ROOT,
                        env={**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)},
                        capture_output=True, text=True, timeout=60, check=False)
     assert r.returncode == 2, r.stderr
@@ -73,10 +113,11 @@ def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
 
 
 # -- the scenarios, on real brokers ----------------------------------------------------------
-def run(tmp_path, scenario: str, client: str, **kw) -> tuple[chaos.Chaos, chaos.Result]:
+def run(tmp_path, scenario: str, client: str, **kw) -> tuple[Scenario, reckon.Result]:
     need_broker_built()
     client_or_skip(client)
-    ch = chaos.Chaos(chaos.ChaosSpec(scenario, client, **{**SMALL, **kw}), tmp_path / "c")
+    cls = SCENARIOS[scenario]
+    ch = cls(cls.make_spec(client, **{**SMALL, **kw}), tmp_path / "c")
     r = ch.run()
     assert not [c.name for c in ch.sup.children if c.alive()], "a process was left running"
     assert r.status == "ok", (r.errors, r.notes)
@@ -106,7 +147,7 @@ def test_consumer_kill_via_the_command_redelivers_and_writes_the_table(tmp_path)
     need_broker_built()
     client_or_skip("stomp-py")
     out = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "chaos", "consumer-kill", "--client", "python",
+        [sys.executable, "-m", "burstbench.cli", "chaos", "consumer-kill", "--client", "python",
          "--count", "300", "--bursts", "6"],
         cwd=ROOT, env={**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)},
         capture_output=True, text=True, timeout=300, check=False)
@@ -122,6 +163,12 @@ def test_consumer_kill_via_the_command_redelivers_and_writes_the_table(tmp_path)
     assert "c1" not in t["by_consumer"]  # the victim wrote nothing: SIGKILL
     assert row["recovery_s"] is not None
     assert "| consumer-kill |" in (run_dir / "chaos.md").read_text()
+    # the run's report draws the same table from chaos.json alone (no scenario code loaded)
+    assert row["fault_words"] and "killed holding" in row["fault_words"][0]
+    assert {"perl", "python", "node"} <= set(doc["failover_how"])
+    from burstbench.plots import report
+    page = report.render(run_dir).read_text()
+    assert "Reliability under faults" in page and row["fault_words"][0] in page
 
 
 @pytest.mark.integration
@@ -155,7 +202,7 @@ def test_slow_consumer_gets_less_and_nothing_deadlocks(tmp_path):
 @pytest.mark.integration
 @pytest.mark.root
 def test_link_cut_pauses_forwarding_and_loses_nothing(tmp_path):
-    from harness import netns
+    from burstbench.infra import netns
 
     why = netns.available()
     if why:
@@ -186,7 +233,7 @@ def test_store_full_holds_producers_back_and_the_burst_completes_after_draining(
 @pytest.mark.integration
 @pytest.mark.root
 def test_mesh_partition_delivers_everything_and_strands_nothing(tmp_path):
-    from harness import netns
+    from burstbench.infra import netns
 
     why = netns.available()
     if why:

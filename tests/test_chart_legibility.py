@@ -31,10 +31,11 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 from test_results import _outcome
 
-from harness import profiles, results, sweep
-from harness.points import document
-from plots import charts
-from plots import soak as soak_chart
+from burstbench import profiles, sweep
+from burstbench.measure import results
+from burstbench.measure.points import document
+from burstbench.plots import charts
+from burstbench.plots import soak as soak_chart
 
 matplotlib.use("Agg")
 
@@ -95,17 +96,19 @@ def _write_profile_run(tmp_path: Path, profile: str) -> Path:
         if point.axis == "queues":
             doc["resources"]["processes"][0]["max_open_files"] = 80 + int(point.x) // 64
         if point.find_max is not None:
-            _write_find_max(run, point, doc, tmp_path, profile)
+            _write_find_max(run, point, doc, tmp_path, profile, si)
             continue
         run.write_point(point.id, doc)
     run.finish("complete")
     return run.dir
 
 
-def _write_find_max(run, point, flood_doc, tmp_path, profile) -> None:
+def _write_find_max(run, point, flood_doc, tmp_path, profile, si: int) -> None:
     """The flood probe and four sustained probes at fractions of it, as findmax.py writes
-    them: the last one does not hold."""
-    flood = flood_doc["throughput"]["recv_msgs_per_s"]
+    them: the last one does not hold. The series' floods lie close together (as the latency
+    profile's STOMP pairs did), so their maximum sustainable rates' labels meet."""
+    flood = 20_000.0 + 400 * si
+    _rates(flood_doc, flood, flood * 1.2)
     sw = {"axis": point.axis, "series": point.series, "kind": "find-max",
           "p99_bound_ms": point.find_max}
     flood_doc["sweep"] = {**sw, "x": "max"}
@@ -352,6 +355,7 @@ EVERY_KIND = ("throughput-by-consumers.png", "throughput-by-size.png",
               "throughput-by-tcp-nodelay.png", "throughput-stock-vs-tuned.png",
               "throughput-by-sustained.png", "throughput-mqperf.png",
               "throughput-by-language-pair.png", "latency-vs-load.png", "find-max.png",
+              "p99-nagle-vs-nodelay.png",
               "browser-by-tabs.png", "browser-by-size.png", "pi.png", "reqreply.png",
               "soak.png")
 

@@ -14,7 +14,7 @@ import psutil
 import pytest
 from conftest import ROOT, client_or_skip, need_broker_built
 
-from harness import brokers
+from burstbench.infra import brokers
 
 pytestmark = pytest.mark.integration
 
@@ -38,7 +38,7 @@ def test_interrupted_run_leaves_nothing_behind(sig, tmp_path):
         [
             sys.executable,
             "-m",
-            "harness.cli",
+            "burstbench.cli",
             "run",
             "--consumers",
             "2",

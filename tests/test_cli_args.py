@@ -7,7 +7,7 @@ import sys
 import pytest
 from conftest import ROOT
 
-BENCH = [sys.executable, "-m", "harness.cli"]
+BENCH = [sys.executable, "-m", "burstbench.cli"]
 
 
 def bench(*args):
@@ -48,7 +48,7 @@ def test_bench_bad_input_is_one_line_and_exit_2(args, needle):
 
 
 def test_bench_help_lists_every_registered_client():
-    from harness import clients
+    from burstbench import clients
 
     r = bench("run", "--help")
     assert r.returncode == 0

@@ -25,7 +25,8 @@ import pytest
 import yaml
 from conftest import ROOT, need_broker_built
 
-from harness import brokers, cli
+from burstbench import cli
+from burstbench.infra import brokers
 
 COMPOSE = ROOT / "docker-compose.yml"
 SERVICES = {"credentials", "broker-a", "broker-b", "postgres", "bridge", "bench"}
@@ -348,7 +349,7 @@ def test_dockerignore_keeps_host_builds_results_and_secrets_out():
     for rel in (".git/HEAD", ".venv/bin/python", "clients/node/node_modules/x",
                 "broker/target/lib/x.jar", "results/latest", ".env", ".setup/venv"):
         assert dockerignored(rel), rel
-    for rel in ("bench", "pyproject.toml", "harness/cli.py", ".env.example",
+    for rel in ("bench", "pyproject.toml", "burstbench/cli.py", ".env.example",
                 "clients/node/package-lock.json", "deploy/broker-entrypoint.sh"):
         assert not dockerignored(rel), rel
 
@@ -384,7 +385,7 @@ def test_bench_command_parses_with_the_harness_parser(capsys):
     try:
         args = cli.build_parser().parse_args(argv[1:])
     except SystemExit as e:
-        pytest.fail(f"harness.cli rejects {argv[1:]} (exit {e.code}): {capsys.readouterr().err}")
+        pytest.fail(f"burstbench.cli rejects {argv[1:]} (exit {e.code}): {capsys.readouterr().err}")
     assert args.command == "sweep"
     assert (ROOT / "profiles" / f"{args.profile}.yaml").is_file()
     assert len(args.broker_url) == len(BROKERS)

@@ -1,6 +1,7 @@
-"""The CONNECT proxy that namespace hosts are provisioned through (harness/connect_proxy.py):
-a real process on loopback, refusing what it must not serve with its status line, and
-tunnelling bytes to a local echo server (a test-only allowed port; the proxy's own is 443)."""
+"""The CONNECT proxy that namespace hosts are provisioned through
+(burstbench/infra/connect_proxy.py): a real process on loopback, refusing what it must not serve
+with its status line, and tunnelling bytes to a local echo server (a test-only allowed port; the
+proxy's own is 443)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import connect_proxy
+from burstbench.infra import connect_proxy
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,7 +52,7 @@ def echo_port():
 def proxy(tmp_path, echo_port):
     """The proxy as its own process, allowed to tunnel to the echo server's port only."""
     err = open(tmp_path / "proxy.log", "w")  # noqa: SIM115 - the process's stderr, closed below
-    p = subprocess.Popen([sys.executable, "-m", "harness.connect_proxy", "--bind",
+    p = subprocess.Popen([sys.executable, "-m", "burstbench.infra.connect_proxy", "--bind",
                           "127.0.0.1:0", "--allow-port", str(echo_port)], cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=err, text=True)
     try:
@@ -106,7 +107,7 @@ def test_a_garbled_request_is_refused_with_400(proxy):
 
 
 def start_proxy(*allow: int) -> tuple[subprocess.Popen, int]:
-    argv = [sys.executable, "-m", "harness.connect_proxy", "--bind", "127.0.0.1:0"]
+    argv = [sys.executable, "-m", "burstbench.infra.connect_proxy", "--bind", "127.0.0.1:0"]
     for port in allow:
         argv += ["--allow-port", str(port)]
     p = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -132,7 +133,8 @@ def test_without_allow_port_only_443_is_tunnelled(echo_port):
 
 
 def test_a_bad_bind_is_one_line_and_exit_2():
-    r = subprocess.run([sys.executable, "-m", "harness.connect_proxy", "--bind", "nonsense"],
+    r = subprocess.run([sys.executable, "-m", "burstbench.infra.connect_proxy", "--bind",
+                        "nonsense"],
                        cwd=ROOT, capture_output=True, text=True, timeout=30, check=False)
     assert r.returncode == 2 and "--bind must be ADDRESS:PORT" in r.stderr
 

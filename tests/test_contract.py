@@ -13,8 +13,9 @@ import uuid
 import pytest
 from conftest import client_or_skip, events, run_client
 
-from harness import clients, measure
-from harness.run import PointSpec, Runner, metrics
+from burstbench import clients
+from burstbench.measure import measure
+from burstbench.measure.run import PointSpec, Runner, metrics
 
 pytestmark = pytest.mark.integration
 

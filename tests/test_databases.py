@@ -14,8 +14,8 @@ import psutil
 import pytest
 from conftest import ROOT, client_or_skip, need_broker_built, run_client
 
-from harness import brokers, databases
-from harness.procs import Child
+from burstbench.infra import brokers, databases
+from burstbench.infra.procs import Child
 
 SERVERS = ["postgres", "mariadb"]
 
@@ -142,8 +142,8 @@ def test_sigkill_of_the_harness_stops_the_server(kind, tmp_path):
     script = (
         "import json, sys, time\n"
         "from pathlib import Path\n"
-        "from harness import databases\n"
-        "from harness.procs import Supervisor\n"
+        "from burstbench.infra import databases\n"
+        "from burstbench.infra.procs import Supervisor\n"
         "sup = Supervisor(Path(sys.argv[2]) / 'logs')\n"
         "db = databases.start(sup, sys.argv[1], Path(sys.argv[2]))\n"
         "print(json.dumps({'pid': db.child.pid, 'dir': str(db.data_dir),\n"

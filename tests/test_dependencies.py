@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from harness import clients
+from burstbench import clients
 
 BENCH = ROOT / "bench"
 HAVE_DEBIAN_TOOLS = all(shutil.which(t) for t in ("dpkg", "dpkg-query", "apt-cache"))
@@ -250,7 +250,7 @@ def perl_problems(packages: list[str]) -> list[str]:
 # -- Python ----------------------------------------------------------------------------------
 # what runs, checked against pyproject.toml's dependencies; the tests, against those and the
 # test extra (./bench setup installs both, from requirements.lock)
-PY_SOURCES = ("clients/python/*.py", "harness/**/*.py", "plots/**/*.py", "perf/loops/*.py")
+PY_SOURCES = ("clients/python/*.py", "burstbench/**/*.py", "perf/loops/*.py")
 PY_TEST_SOURCES = ("tests/*.py",)
 PYPROJECT = ROOT / "pyproject.toml"
 LOCK = ROOT / "requirements.lock"
@@ -619,7 +619,7 @@ def java_import_count() -> int:
 
 
 # -- executables the harness starts --------------------------------------------------------------
-EXEC_SOURCES = ("harness/**/*.py", "plots/**/*.py", "tests/*.py")
+EXEC_SOURCES = ("burstbench/**/*.py", "tests/*.py")
 _SUBPROCESS = {"run", "Popen", "call", "check_call", "check_output"}
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import summary
+from burstbench.cli import summary
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -89,7 +89,7 @@ def test_no_tracked_file_refers_to_a_path_outside_the_repository():
 
 def test_the_outside_path_check_catches_what_it_is_for():
     assert OUTSIDE.search("see ../sha" "red/references/README.md")
-    assert OUTSIDE.search("python /wor" "k/main/harness/cli.py")
+    assert OUTSIDE.search("python /wor" "k/main/burstbench/cli.py")
     assert not OUTSIDE.search("docs/findings.md and network/wor" "k/ and /workspace")
 
 

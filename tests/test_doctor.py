@@ -14,7 +14,7 @@ import psutil
 import pytest
 from conftest import ROOT, need_broker_built
 
-from harness import clients, doctor
+from burstbench import clients, doctor
 
 pytestmark = pytest.mark.integration
 
@@ -48,7 +48,7 @@ def _watch_children(proc: subprocess.Popen, until) -> set[int]:
 
 def test_the_table_lists_every_client_transport_and_feature_with_a_verdict():
     need_broker_built()
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "doctor"], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "burstbench.cli", "doctor"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     started = _watch_children(proc, lambda _: proc.poll() is not None)
     out, err = proc.communicate(timeout=300)
@@ -128,7 +128,7 @@ def test_a_missing_perl_module_and_a_missing_program_are_named(tmp_path, monkeyp
 
 def test_ctrl_c_stops_every_process_it_started():
     need_broker_built()
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "doctor", "--clients",
+    proc = subprocess.Popen([sys.executable, "-m", "burstbench.cli", "doctor", "--clients",
                              "openwire-jms,akka-bridge"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     t0 = time.monotonic()

@@ -10,7 +10,7 @@ import sys
 import pytest
 from conftest import ROOT, client_or_skip, need_broker_built
 
-from harness import brokers
+from burstbench.infra import brokers
 
 pytestmark = pytest.mark.integration
 
@@ -19,13 +19,13 @@ def test_point_against_an_external_broker_leaves_it_running(tmp_path):
     need_broker_built()
     client_or_skip("stomp-py")
     # started by hand, outside any harness run
-    ext = subprocess.Popen([sys.executable, "-m", "harness.brokers"], cwd=ROOT,
+    ext = subprocess.Popen([sys.executable, "-m", "burstbench.infra.brokers"], cwd=ROOT,
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         urls = json.loads(ext.stdout.readline())
         env = {**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)}
         arg = ",".join([urls["openwire"], urls["stomp"], urls["ws"]])
-        r = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--broker-url", arg,
+        r = subprocess.run([sys.executable, "-m", "burstbench.cli", "run", "--broker-url", arg,
                             "--consumers", "2", "--count", "3000", "--bursts", "2"],
                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
                            check=False)
@@ -50,7 +50,7 @@ def test_point_against_an_external_broker_leaves_it_running(tmp_path):
 
 
 def test_bad_broker_url_is_one_line():
-    r = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--broker-url",
+    r = subprocess.run([sys.executable, "-m", "burstbench.cli", "run", "--broker-url",
                         "gopher://x:1"], cwd=ROOT, capture_output=True, text=True, timeout=60,
                        check=False)
     assert r.returncode == 2 and "unknown scheme" in r.stderr

@@ -1,4 +1,4 @@
-"""The modules of ``harness`` and ``plots`` import each other without a circle.
+"""The modules of ``burstbench`` import each other without a circle.
 
 Every ``import`` counts, also those inside functions (a lazy import hides a circle from the
 interpreter, not from a reader): the graph of module -> module it imports must be acyclic.
@@ -13,12 +13,13 @@ import sys
 
 from conftest import ROOT
 
-PACKAGES = ("harness", "plots")
+PACKAGES = ("burstbench",)
 
 
 def modules() -> dict[str, ast.Module]:
-    return {f"{pkg}.{p.stem}": ast.parse(p.read_text(), str(p))
-            for pkg in PACKAGES for p in sorted((ROOT / pkg).glob("*.py"))
+    return {".".join(p.relative_to(ROOT).with_suffix("").parts): ast.parse(p.read_text(), str(p))
+            for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))
+            # sub-packages too (burstbench/faults/, burstbench/studies/pi/)
             if p.stem != "__init__"}
 
 
@@ -67,7 +68,7 @@ def test_the_cycle_finder_finds_a_circle_and_accepts_a_tree():
     assert graph({"harness.a": lazy, "harness.b": ast.parse("")})["harness.a"] == {"harness.b"}
 
 
-def test_no_module_of_harness_or_plots_imports_itself_through_others():
+def test_no_module_of_burstbench_imports_itself_through_others():
     edges = graph(modules())
     assert sum(map(len, edges.values())) > 50  # the scan does see the imports
     found = cycle(edges)
@@ -78,9 +79,29 @@ def test_every_module_imports_on_its_own():
     names = sorted(modules())
     code = ("import importlib, sys\n"
             "for name in sys.argv[1:]:\n"
-            "    for m in [k for k in sys.modules if k.split('.')[0] in ('harness', 'plots')]:\n"
+            "    for m in [k for k in sys.modules if k.split('.')[0] == 'burstbench']:\n"
             "        del sys.modules[m]\n"
             "    importlib.import_module(name)\n")
     r = subprocess.run([sys.executable, "-c", code, *names], cwd=ROOT, capture_output=True,
                        text=True, timeout=120, check=False)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_plots_read_result_files_and_run_nothing():
+    """The Architecture's promise: ``burstbench/plots/`` reads result files and imports nothing
+    that brings up a point (brokers, databases, namespaces, a stack, the runner, a fault or a
+    study), directly or through another module."""
+    edges = graph(modules())
+    seen: set[str] = set()
+    todo = [m for m in edges if m.startswith("burstbench.plots.")]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(edges[m])
+    runs = ("burstbench.infra.brokers", "burstbench.infra.databases", "burstbench.infra.netns",
+            "burstbench.infra.stack", "burstbench.infra.launch", "burstbench.measure.run",
+            "burstbench.measure.points", "burstbench.faults.", "burstbench.studies.")
+    bad = sorted(m for m in seen if m.startswith(runs) and m != "burstbench.faults.table")
+    assert "burstbench.faults.table" in seen  # the report's reliability table: pure
+    assert not bad, f"burstbench.plots reaches {bad}"

@@ -11,7 +11,7 @@ import uuid
 import pytest
 from conftest import client_or_skip, run_client
 
-from harness import measure
+from burstbench.measure import measure
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,8 @@ import yaml
 from conftest import ROOT
 from test_compose import SCHEME_PROTOCOL, connector_ports, services
 
-from harness import brokers, cli, kube
+from burstbench import cli
+from burstbench.infra import brokers, kube
 
 K8S = ROOT / "deploy" / "kubernetes"
 VERSION = "1.33.0"  # the Kubernetes release the manifests are checked against
@@ -68,7 +69,7 @@ def test_the_kustomization_lists_every_manifest_file():
 
 def test_the_broker_config_map_is_a_fresh_render_of_the_compose_files():
     assert (K8S / "broker-config.yaml").read_text() == kube.render(), \
-        "deploy/kubernetes/broker-config.yaml is stale: run python -m harness.kube"
+        "deploy/kubernetes/broker-config.yaml is stale: run python -m burstbench.infra.kube"
     data = by_kind("ConfigMap")["burstbench-broker-config"]["data"]
     for b in kube.BROKERS:
         assert data[f"{b}.xml"] == (ROOT / "deploy" / f"{b}.xml").read_text()
@@ -133,7 +134,7 @@ def test_the_bench_job_parses_with_the_harness_parser_and_names_the_broker_servi
     try:
         args = cli.build_parser().parse_args(argv[1:])
     except SystemExit as e:
-        pytest.fail(f"harness.cli rejects {argv[1:]} (exit {e.code}): {capsys.readouterr().err}")
+        pytest.fail(f"burstbench.cli rejects {argv[1:]} (exit {e.code}): {capsys.readouterr().err}")
     svcs = by_kind("Service")
     for text, b in zip(args.broker_url, kube.BROKERS, strict=True):
         brokers.parse_external(b, text)
@@ -144,7 +145,7 @@ def test_the_bench_job_parses_with_the_harness_parser_and_names_the_broker_servi
 
 
 def test_load_generators_are_named_pods_of_the_bench_image_an_inventory_can_place(tmp_path):
-    from harness import inventory
+    from burstbench.infra import inventory
     sts = by_kind("StatefulSet")["loadgen"]
     [c] = sts["spec"]["template"]["spec"]["containers"]
     assert c["image"] == services()["bench"]["image"] and c["name"] == "bench"

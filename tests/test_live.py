@@ -15,8 +15,8 @@ import time
 import pytest
 from conftest import ROOT, client_or_skip, need_broker_built
 
-from harness import live
-from harness.paths import CLIENTS
+from burstbench.measure import live
+from burstbench.paths import CLIENTS
 
 pytestmark = pytest.mark.integration
 
@@ -36,7 +36,7 @@ def test_live_page_follows_a_run_and_ends_on_its_result(tmp_path):
     env = {**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)}
     # paced, so the bursts last a few seconds each
     run = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", "--live", "--count", "5000", "--rate",
+        [sys.executable, "-m", "burstbench.cli", "run", "--live", "--count", "5000", "--rate",
          "2000", "--bursts", "3"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         start_new_session=True,

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from harness import measure
-from harness.measure import ConsumerRecord
+from burstbench.measure import measure
+from burstbench.measure.measure import ConsumerRecord
 
 
 def rec(p, seq, burst, sent, recv, nbytes=6, ok=True, redo=False, dest="q"):
@@ -247,7 +247,7 @@ def test_final_witness_settles_when_counts_agree_whatever_the_reading_time():
     the full 10 s."""
     from types import SimpleNamespace
 
-    from harness.run import Runner
+    from burstbench.measure.run import Runner
 
     calls = []
 

@@ -18,7 +18,7 @@ import psutil
 import pytest
 from conftest import ROOT, events, need_broker_built
 
-from harness import brokers, netns
+from burstbench.infra import brokers, netns
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 
@@ -204,7 +204,7 @@ def test_remove_leaves_no_namespace_and_kills_what_ran_inside(make_net):
 OWNER = """
 import json, subprocess, sys, time
 sys.path.insert(0, {root!r})
-from harness.netns import Network
+from burstbench.infra.netns import Network
 net = Network({tag!r}, ["a", "b"])
 net.create()
 inside = subprocess.Popen(net.wrap("a") + ["sleep", "300"])
@@ -257,7 +257,7 @@ def test_cleanup_removes_only_what_dead_owners_left(make_net):
         proc.stdout.close()
         assert set(info["names"]) <= namespaces()
         r = subprocess.run(
-            [sys.executable, "-m", "harness.netns", "cleanup"],
+            [sys.executable, "-m", "burstbench.infra.netns", "cleanup"],
             cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
         assert r.returncode == 0, r.stderr

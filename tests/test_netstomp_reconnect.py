@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import paths
+from burstbench import paths
 
 pytestmark = pytest.mark.skipif(shutil.which("perl") is None, reason="needs perl")
 

@@ -25,7 +25,7 @@ import threading
 import pytest
 from test_netstomp_reconnect import handshake, message, read_frame
 
-from harness import paths
+from burstbench import paths
 
 pytestmark = pytest.mark.skipif(shutil.which("perl") is None, reason="needs perl")
 

@@ -12,8 +12,8 @@ import sys
 import pytest
 from conftest import ROOT, client_or_skip, run_client
 
-from harness import clients, options
-from harness.run import PointSpec
+from burstbench import clients, options
+from burstbench.measure.run import PointSpec
 
 TABLE = options.options()
 
@@ -138,7 +138,7 @@ def test_a_point_s_own_options_pass_for_every_client(spec):
 def test_a_bad_point_value_is_one_line_exit_2_and_starts_nothing(tmp_path):
     """A value only the table refuses (the Java client's prefetch limit) stops ./bench run
     before any broker or client starts."""
-    r = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--consumer", "java",
+    r = subprocess.run([sys.executable, "-m", "burstbench.cli", "run", "--consumer", "java",
                         "--prefetch", "40000"], capture_output=True, text=True, cwd=ROOT,
                        timeout=60, check=False,
                        env={**os.environ, "BURSTBENCH_RESULTS": str(tmp_path / "out")})

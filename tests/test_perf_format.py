@@ -1,6 +1,6 @@
 """./bench perf's table (pure formatting): the CLI rows compare like with like."""
 
-from harness.perf import format_row
+from burstbench.measure.perf import format_row
 
 
 def _spread(m):
@@ -64,7 +64,7 @@ def test_the_consumers_cpu_per_message_is_a_row_of_its_own():
 
 
 def test_cpu_between_interpolates_and_refuses_an_uncovered_span():
-    from harness.perf import CpuSampler
+    from burstbench.measure.perf import CpuSampler
 
     s = CpuSampler(1)
     s.samples = [(0, 0.0), (10, 100.0), (20, 300.0)]

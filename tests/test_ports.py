@@ -1,10 +1,10 @@
-"""harness.brokers.free_port: the ports of one broker (and of one process) are distinct."""
+"""burstbench.infra.brokers.free_port: the ports of one broker (and of one process) are distinct."""
 
 from __future__ import annotations
 
 import socket
 
-from harness import brokers
+from burstbench.infra import brokers
 
 
 def test_free_port_never_hands_out_a_port_twice_even_when_the_kernel_does(monkeypatch):

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import inventory, netns, provision, sshhosts
+from burstbench.infra import inventory, netns, provision, sshhosts
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -150,7 +150,8 @@ def test_an_interrupted_netns_provisioning_leaves_nothing_running(tmp_path, sig)
     if why:
         pytest.skip(why)
     workdir = tmp_path / "far" / "burstbench"
-    p = subprocess.Popen([sys.executable, "-m", "harness.provision", "netns-ssh", "--workdir",
+    p = subprocess.Popen([sys.executable, "-m", "burstbench.infra.provision", "netns-ssh",
+                          "--workdir",
                           str(workdir)], cwd=ROOT, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     try:
@@ -245,8 +246,8 @@ def test_bench_setup_completes_on_a_namespace_host_through_the_proxy_twice(tmp_p
             took = time.monotonic() - t0
             probe = maven = None
             if i == 0 and r.returncode == 0:
-                probe = host.run(f"cd {workdir} && .venv/bin/python -c 'import harness, sys; "
-                                 f"print(harness.__file__, sys.prefix)'")
+                probe = host.run(f"cd {workdir} && .venv/bin/python -c 'import burstbench, sys; "
+                                 f"print(burstbench.__file__, sys.prefix)'")
                 maven = _maven_through_the_proxy(host, workdir, tmp_path / "m2")
             names, pid, log = host.namespaces, host.proxy_pid, host.proxy_log
         runs.append((r, targets, took))
@@ -266,7 +267,7 @@ def test_bench_setup_completes_on_a_namespace_host_through_the_proxy_twice(tmp_p
         if probe is not None:
             assert probe.returncode == 0, probe.stderr
             mod, prefix = probe.stdout.split()
-            assert mod == str(workdir / "harness" / "__init__.py")
+            assert mod == str(workdir / "burstbench" / "__init__.py")
             assert prefix == str(workdir / ".venv")
     (first, first_targets, _), (second, _, _) = runs
     recap1, recap2 = _recap(first.stdout, "h1"), _recap(second.stdout, "h1")

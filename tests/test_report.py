@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 
 import pytest
 from test_results import _outcome
 
-from harness import compare, results
-from harness.points import document
-from plots import charts
+from burstbench import compare
+from burstbench.measure import results
+from burstbench.measure.points import document
+from burstbench.plots import charts
 
 
 def _run_with_points(tmp_path, name="r", scale=1.0):
@@ -132,3 +134,98 @@ def test_browser_profile_draws_rate_and_latency_in_one_chart_per_x(tmp_path):
     names = sorted(p.name for p in charts.render_run(run.dir))
     assert names == ["browser-by-tabs.png", "report.html"]
     assert (run.dir / "charts" / "browser-by-tabs.png").stat().st_size > 10000
+
+
+# -- one loader, chart kinds from the profile, the report from templates ---------------------
+
+def test_load_run_reads_manifest_points_and_studies_once(tmp_path):
+    run = _run_with_points(tmp_path)
+    (run.dir / "pi.json").write_text('{"study": "pi"}')
+    loaded = results.load_run(run.dir)
+    assert loaded.id == "r" and loaded.manifest["status"] == "complete"
+    assert [p["point"] for p in loaded.points] == ["consumers-1", "consumers-2", "consumers-4"]
+    assert loaded.studies == {"pi": {"study": "pi"}}
+    assert list(loaded.by_axis()) == ["consumers"] and loaded.profile == "quick"
+
+
+def _profile_run(tmp_path, monkeypatch, profile_text: str, axis: str):
+    from burstbench import paths
+
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "mine.yaml").write_text(profile_text)
+    monkeypatch.setattr(paths, "PROFILES", tmp_path / "profiles")
+    run = _run_with_points(tmp_path)
+    for p in results.load_run(run.dir).points:
+        run.write_point(p["point"], {**p, "sweep": {**p["sweep"], "profile": "mine",
+                                                     "axis": axis}})
+    return run
+
+
+def test_the_profile_not_the_axis_name_decides_the_chart(tmp_path, monkeypatch):
+    """An axis named `consumers` declared `by-category` gets bars; an axis of any other name
+    declared `by-consumers` gets the consumers line with the blog's figures."""
+    calls = []
+    monkeypatch.setattr(charts, "chart_by_category",
+                        lambda *a, **kw: calls.append(("bars", a[3], a[4].name)) or a[4])
+    monkeypatch.setattr(charts, "chart_by_numeric",
+                        lambda *a, **kw: calls.append(("line", a[3], a[4].name,
+                                                       len(kw.get("refs", ())))) or a[4])
+    monkeypatch.setattr(charts.report, "render", lambda run: run.dir / "report.html")
+    run = _profile_run(tmp_path, monkeypatch,
+                       "axes:\n  fanout: {x: consumers, values: [1], chart: by-consumers}\n",
+                       "fanout")
+    charts.render_run(run.dir)
+    assert calls == [("line", "consumers", "throughput-by-fanout.png", 2)]
+    calls.clear()
+    (tmp_path / "profiles" / "mine.yaml").write_text(
+        "axes:\n  consumers: {x: consumers, values: [1], chart: by-category}\n")
+    for p in results.load_run(run.dir).points:
+        run.write_point(p["point"], {**p, "sweep": {**p["sweep"], "axis": "consumers"}})
+    charts.render_run(run.dir)
+    assert calls == [("bars", "consumers", "throughput-by-consumers.png")]
+
+
+def test_every_chart_kind_has_its_drawing_and_an_unknown_one_is_a_one_line_error(
+        tmp_path, monkeypatch):
+    from burstbench import profiles
+
+    assert set(profiles.CHART_KINDS) == set(charts.DRAWERS) | {"browser"}
+    for name in profiles.profile_names():  # the shipped profiles declare known kinds
+        profiles.load_profile(name)
+    run = _profile_run(tmp_path, monkeypatch,
+                       "axes:\n  consumers: {x: consumers, values: [1], chart: pie}\n",
+                       "consumers")
+    with pytest.raises(profiles.ProfileError) as e:
+        charts.render_run(run.dir)
+    msg = str(e.value)
+    assert "\n" not in msg and "unknown chart kind 'pie'" in msg and "by-category" in msg
+    assert isinstance(e.value, ValueError)  # bench's one line: "bench plot: error: ..."
+
+
+def test_report_shows_the_studies_from_their_json_and_escapes_every_value(tmp_path):
+    """The Pi section comes from pi.json (no pi.md needed: nothing re-parsed); a point's error
+    text is escaped, never markup; pi.md is the Markdown of the same blocks."""
+    from burstbench.plots import report, studies
+
+    run = _run_with_points(tmp_path)
+    bad = results.load_point(run.point_path("consumers-4"))
+    run.write_point("consumers-4", {**bad, "status": "failed",
+                                    "errors": ["<script>alert(1)</script> & more"]})
+    doc = {"run_id": "r", "status": "ok", "timing": "first send -> last result", "notes": [],
+           "parameters": {"workers": [1], "messages": [100], "elements": [10],
+                          "languages": ["openwire-jms"], "prefetch": 1000,
+                          "backends": ["activemq"]},
+           "points": [{"backend": "activemq", "workers": 1, "messages": 100, "elements": 10,
+                       "status": "failed", "errors": ["worker w1 exited 3"], "seconds": None}]}
+    (run.dir / "pi.json").write_text(json.dumps(doc))
+    page = report.render(run.dir).read_text()
+    assert not (run.dir / "pi.md").exists()
+    pi = page.split("<h2>Pi study</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "<h3>Leibniz Pi: seconds, ours (paper)  [ok]</h3>" in pi
+    assert "<th>messages</th><th>ActiveMQ W=1</th>" in pi and "<td>FAILED" in pi
+    assert "<li>activemq W=1 M=100 E=10: worker w1 exited 3</li>" in pi
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in page
+    md, _html = studies.pi_tables(doc)
+    assert md.startswith("# Leibniz Pi: seconds, ours (paper)  [ok]\n\nRun r; ")
+    assert "\n| messages | ActiveMQ W=1 |\n|---|---|\n| 100 | FAILED" in md
+    assert md.endswith("\nFailed points:\n- activemq W=1 M=100 E=10: worker w1 exited 3\n")

@@ -9,8 +9,8 @@ import pytest
 from conftest import check_result_file, schema_errors, schema_validator
 from test_results import _outcome, _paced_outcome
 
-from harness import results
-from harness.points import document
+from burstbench.measure import results
+from burstbench.measure.points import document
 
 
 def _written(tmp_path):

@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from harness import results
-from harness.measure import ConsumerRecord
-from harness.points import document
-from harness.run import Outcome, PointSpec
+from burstbench.measure import results
+from burstbench.measure.measure import ConsumerRecord
+from burstbench.measure.points import document
+from burstbench.measure.run import Outcome, PointSpec
 
 
 def _outcome(tmp_path, lose=False):

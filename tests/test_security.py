@@ -9,12 +9,12 @@ import pytest
 from conftest import client_or_skip, need_broker_built, run_client
 from test_contract import SPECS, pair_run
 
-from harness import brokers, tls
-from harness.procs import Supervisor
+from burstbench.infra import brokers, tls
+from burstbench.infra.procs import Supervisor
 
 pytestmark = pytest.mark.integration
 # begins with a dash: a value is handed over as --password=VALUE, as the harness does
-# (harness/options.command), or a parser takes it for an option
+# (burstbench/options.command), or a parser takes it for an option
 PASSWORD = "-" + secrets.token_urlsafe(12)
 
 

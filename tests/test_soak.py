@@ -11,7 +11,8 @@ import sys
 import pytest
 from conftest import ROOT, client_or_skip, need_broker_built
 
-from harness import clients, soak
+from burstbench import clients
+from burstbench.faults import soak
 
 LANGS = list(clients.LANGUAGE_CLIENTS)
 
@@ -43,7 +44,7 @@ def test_durations(text, seconds):
     (["--duration", "60s", "--languages", "cobol"], "cobol"),
 ])
 def test_bad_soak_input_is_one_line_and_exit_2(args, needle, tmp_path):
-    r = subprocess.run([sys.executable, "-m", "harness.cli", "chaos", "soak", *args], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "burstbench.cli", "chaos", "soak", *args], cwd=ROOT,
                        env={**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)},
                        capture_output=True, text=True, timeout=60, check=False)
     assert r.returncode == 2, r.stderr
@@ -129,7 +130,7 @@ def test_a_60_s_soak_with_3_faults_loses_nothing_and_recovers_from_each(tmp_path
     assert any(sub["queue"] == s.queue and not sub["network"]
                for x in stats for sub in x.get("subscriptions", []))
     assert set(r.fault["store_after"]) == set(s.bspecs)
-    from plots import soak as chart
+    from burstbench.plots import soak as chart
 
     doc = {"spec": {"seed": 3, "duration_s": 60}, "result": r.as_dict()}
     (tmp_path / "soak.json").write_text(json.dumps(doc))

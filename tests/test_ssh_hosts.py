@@ -15,12 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from harness import clocks, inventory, paths, sshhosts, topology
-from harness.cli import summary
-from harness.launch import Ssh
-from harness.measure import ConsumerRecord
-from harness.points import document
-from harness.run import PointSpec, Runner
+from burstbench import paths
+from burstbench.cli import summary
+from burstbench.infra import inventory, sshhosts, topology
+from burstbench.infra.launch import Ssh
+from burstbench.measure import clocks
+from burstbench.measure.measure import ConsumerRecord
+from burstbench.measure.points import document
+from burstbench.measure.run import PointSpec, Runner
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -117,7 +119,8 @@ def test_the_ssh_command_maps_paths_and_quotes_every_argument(tmp_path):
     assert len(far) == 1 and far[0].startswith("exec ")
     import shlex
     words = shlex.split(far[0])[1:]
-    assert words[:3] == ["/opt/bb/.venv/bin/python", "/opt/bb/harness/remote_exec.py", "run"]
+    assert words[:3] == ["/opt/bb/.venv/bin/python", "/opt/bb/burstbench/infra/remote_exec.py",
+                         "run"]
     assert words[3:5] == ["--cwd", "/opt/bb/.bb-points/p-1/records"]
     assert words[6:] == ["/opt/bb/.venv/bin/python", "--id", "it's; rm -rf /", "--records",
                          "/opt/bb/.bb-points/p-1/records/c1.tsv"]
@@ -209,7 +212,7 @@ HARNESS = """
 import json, sys, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from harness.procs import Supervisor
+from burstbench.infra.procs import Supervisor
 sup = Supervisor(Path({d!r}) / "harness-logs")
 child = sup.start("prog", json.loads(sys.argv[1]), remote=True)
 while True:  # the program's first line: it runs, and has for a while
@@ -286,7 +289,7 @@ def _namespaces() -> set[str]:
 
 # -- provisioning with Ansible -------------------------------------------------------------------
 def test_the_ansible_inventory_carries_every_host_and_the_ssh_settings(tmp_path):
-    from harness import provision
+    from burstbench.infra import provision
     inv = inventory.load(write(tmp_path, GOOD))
     doc = provision.ansible_inventory(inv, tmp_path / "a.tar", "abc123")
     group = doc["all"]["children"]["burstbench"]
@@ -301,7 +304,7 @@ def test_the_ansible_inventory_carries_every_host_and_the_ssh_settings(tmp_path)
 
 
 def test_the_playbook_passes_ansibles_syntax_check(tmp_path):
-    from harness import provision
+    from burstbench.infra import provision
     inv = tmp_path / "i.yml"
     inv.write_text("all: {children: {burstbench: {hosts: {h: {burstbench_workdir: /w}}}}}\n")
     r = subprocess.run(provision.playbook_argv(inv, ["--syntax-check"]), capture_output=True,
@@ -337,7 +340,7 @@ def test_the_playbook_copies_the_project_to_a_host_once(tmp_path, need_ssh_hosts
     """Against a namespace host with its own sshd: the first run puts the committed project
     there, the second changes nothing (./bench setup there, through a proxy, is the opt-in
     test in tests/test_provision_proxy.py)."""
-    from harness import provision
+    from burstbench.infra import provision
     net = sshhosts.SshNetns(f"a{uuid.uuid4().hex[:5]}", ["h1"], tmp_path / "keys",
                             tmp_path / "logs")
     net.start()
@@ -367,7 +370,8 @@ ECHO = ("import sys\nfor line in sys.stdin:\n    print('got', line.strip(), flus
 
 
 def _relay(*argv: str, grace: str = "1") -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(ROOT / "harness" / "remote_exec.py"), "run",
+    return subprocess.Popen([sys.executable, str(ROOT / "burstbench" / "infra" / "remote_exec.py"),
+                             "run",
                              "--relay", "--grace", grace, "--", *argv],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
@@ -401,7 +405,7 @@ def test_relay_ends_a_program_that_ignores_the_end_of_its_session():
 
 
 def test_the_kubectl_launcher_runs_remote_exec_in_relay_mode_in_its_pod(tmp_path):
-    from harness.launch import Kubectl
+    from burstbench.infra.launch import Kubectl
     k = Kubectl(name="gen0", address="loadgen-0", user="", project="/opt/burstbench",
                 local_root=tmp_path, remote_root="/opt/burstbench/.bb-points/p",
                 namespace="bb", container="bench")
@@ -409,7 +413,8 @@ def test_the_kubectl_launcher_runs_remote_exec_in_relay_mode_in_its_pod(tmp_path
                       str(tmp_path / "records" / "c1.tsv")], cwd=tmp_path / "records")
     assert argv[:10] == ["kubectl", "exec", "-i", "-n", "bb", "loadgen-0", "-c", "bench", "--",
                          "/opt/burstbench/.venv/bin/python"]
-    assert argv[10:16] == ["/opt/burstbench/harness/remote_exec.py", "run", "--relay", "--cwd",
+    assert argv[10:16] == ["/opt/burstbench/burstbench/infra/remote_exec.py", "run", "--relay",
+                           "--cwd",
                            "/opt/burstbench/.bb-points/p/records", "--"]
     assert argv[16:] == ["perl", "/opt/burstbench/clients/perl/consumer.pl", "--records",
                          "/opt/burstbench/.bb-points/p/records/c1.tsv"]
@@ -425,7 +430,7 @@ def test_sigkill_of_bench_run_mid_burst_leaves_nothing_on_any_host(tmp_path, nee
     results = tmp_path / "results"
     env = {**os.environ, "BURSTBENCH_RESULTS": str(results)}
     before = _namespaces()
-    proc = subprocess.Popen([str(ROOT / ".venv/bin/python"), "-m", "harness.cli", "run",
+    proc = subprocess.Popen([str(ROOT / ".venv/bin/python"), "-m", "burstbench.cli", "run",
                              "--hosts", "netns-ssh", "--producer", "python", "--consumer",
                              "python", "--consumers", "2", "--count", "200000", "--bursts",
                              "3"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
@@ -454,7 +459,7 @@ def test_sigkill_of_bench_run_mid_burst_leaves_nothing_on_any_host(tmp_path, nee
 
 
 def test_a_point_whose_clock_uncertainty_exceeds_its_p50_says_so():
-    from harness.points import clock_verdict
+    from burstbench.measure.points import clock_verdict
     clk = {"hosts": {"g1": {"available": True, "offset_ns": 0, "uncertainty_ns": 400_000,
                             "drift_ns": 0}},
            "cross_host_uncertainty_ns": 800_000}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import clients, paths
+from burstbench import clients, paths
 
 ROOT = paths.ROOT
 FINDINGS = ROOT / "docs" / "findings.md"

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from harness import paths
+from burstbench import paths
 
 sys.path.insert(0, str(paths.CLIENTS / "python"))
 import stomp.utils

@@ -19,7 +19,7 @@ import pytest
 import stomp
 from conftest import need_broker_built
 
-from harness import brokers
+from burstbench.infra import brokers
 
 pytestmark = pytest.mark.integration
 

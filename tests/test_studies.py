@@ -1,5 +1,5 @@
-"""The Pi and request/reply studies (harness/pi/, harness/reqreply.py) against real brokers,
-real workers in every available language, and the akka-bridge programs."""
+"""The Pi and request/reply studies (burstbench/studies/pi/, burstbench/studies/reqreply.py) against
+real brokers, real workers in every available language, and the akka-bridge programs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import sys
 import pytest
 from conftest import ROOT, need_broker_built
 
-from harness import clients, pi, reqreply, results
+from burstbench import clients
+from burstbench.measure import results
+from burstbench.studies import pi, reqreply
 
 
 def _bridge_or_skip() -> None:
@@ -79,7 +81,7 @@ BAD_ARGS = [
 @pytest.mark.parametrize("argv", BAD_ARGS, ids=[" ".join(a) for a in BAD_ARGS])
 def test_bad_arguments_exit_2_with_one_line(argv, tmp_path):
     env = {**os.environ, "BURSTBENCH_RESULTS": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-m", "harness.cli", *argv], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "burstbench.cli", *argv], capture_output=True,
                          text=True, cwd=ROOT, env=env, timeout=60, check=False)
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness.procs import ChildExited, Supervisor
+from burstbench.infra.procs import ChildExited, Supervisor
 
 
 def test_events_until_the_condition_holds(tmp_path):

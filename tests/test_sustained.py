@@ -1,4 +1,5 @@
-"""Sustained mode (harness/sustained.py): open-loop producers for a fixed duration, windows.
+"""Sustained mode (burstbench/measure/sustained.py): open-loop producers for a fixed duration,
+windows.
 
 Unit tests of the window arithmetic on made-up records, then one short real run per
 language (paced and a timed flood) that must account exactly and whose windows add up."""
@@ -10,8 +11,9 @@ import math
 import pytest
 from conftest import client_or_skip
 
-from harness import clients, measure, sustained
-from harness.run import PointSpec, Runner, metrics
+from burstbench import clients
+from burstbench.measure import measure, sustained
+from burstbench.measure.run import PointSpec, Runner, metrics
 
 S = 1_000_000_000
 
@@ -173,7 +175,7 @@ def _fake_probe(capacity: float, p99_at):
 
 
 def test_find_max_climbs_then_bisects(tmp_path):
-    from harness import findmax
+    from burstbench.measure import findmax
 
     class Run:
         dir = tmp_path
@@ -198,7 +200,7 @@ def test_find_max_json_keeps_every_axis_of_a_series(tmp_path):
     second verdict must not replace the first."""
     import json
 
-    from harness import findmax
+    from burstbench.measure import findmax
 
     class Run:
         dir = tmp_path
@@ -216,7 +218,7 @@ def test_find_max_json_keeps_every_axis_of_a_series(tmp_path):
 
 
 def test_profiles_quick_is_sustained_and_full_has_sustained_and_find_max_axes():
-    from harness import profiles, sweep
+    from burstbench import profiles, sweep
 
     quick = sweep.expand(profiles.load_profile("quick"))
     # every measured window of a quick point lasts 1 s, three of them per point
@@ -232,7 +234,7 @@ def test_profiles_quick_is_sustained_and_full_has_sustained_and_find_max_axes():
 
 
 def test_find_max_measures_a_low_rate_long_enough_for_its_p99(tmp_path):
-    from harness import findmax
+    from burstbench.measure import findmax
 
     class Run:
         dir = tmp_path

@@ -13,9 +13,10 @@ import sys
 import pytest
 from conftest import check_result_file
 
-from harness import profiles, results, sweep
-from harness.points import measure_point
-from harness.run import PointFailed
+from burstbench import profiles, sweep
+from burstbench.measure import results
+from burstbench.measure.points import measure_point
+from burstbench.measure.run import PointFailed
 
 PROFILE = os.environ.get("BURSTBENCH_PROFILE", "quick")
 POINTS = sweep.expand(profiles.load_profile(PROFILE))
@@ -28,7 +29,7 @@ def sweep_run():
     yield run
     run.finish("complete")
     check_result_file(run.manifest_path)
-    from plots import charts
+    from burstbench.plots import charts
 
     for path in charts.render_run(run.dir):
         print(f"chart: {path}")
@@ -64,12 +65,14 @@ def test_sweep_point(point, sweep_run):
     assert doc["throughput"]["recv_msgs_per_s"] > 0
 
 
-# -- the studies (harness/pi/, harness/reqreply.py), run as in `./bench sweep pi reqreply` ---
+# -- the studies (burstbench/studies/pi/, burstbench/studies/reqreply.py), run as in `./bench sweep
+# pi reqreply` ---
 
 
 def _study_missing(study: str) -> str | None:
     """Why the study cannot run here (a missing toolchain or build), or None."""
-    from harness import clients, pi
+    from burstbench import clients
+    from burstbench.studies import pi
 
     if not (pi.BRIDGE / "target" / "classes" / "burstbench").exists():
         return "akka-bridge not built: run ./bench setup"

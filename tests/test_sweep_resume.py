@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import client_or_skip, need_broker_built
 
-from harness import paths, sweep
+from burstbench import paths, sweep
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,8 @@ import subprocess
 import pytest
 from conftest import client_or_skip, need_broker_built
 
-from harness import topology
-from harness.run import PointSpec, Runner, metrics
+from burstbench.infra import topology
+from burstbench.measure.run import PointSpec, Runner, metrics
 
 pytestmark = pytest.mark.integration
 
@@ -53,7 +53,7 @@ def test_topology_checks_are_one_line_errors():
 @pytest.mark.root
 @pytest.mark.parametrize("discovery", ["static", "multicast"])
 def test_forward_across_network_namespaces(discovery, tmp_path):
-    from harness import netns
+    from burstbench.infra import netns
     why = netns.available()
     if why:
         pytest.skip(why)

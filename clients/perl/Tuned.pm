@@ -1,6 +1,6 @@
 package Tuned;
 # net-stomp-tuned: the Net::Stomp producer and consumer with Net::Stomp's wire path replaced.
-# A separately named client (harness/clients.py), never a default: `perl -I clients/perl
+# A separately named client (burstbench/clients.py), never a default: `perl -I clients/perl
 # -MTuned clients/perl/producer.pl ...` loads this first, and the stock programs run on top.
 # A lost connection dies at once here instead of reconnecting (the stock client's
 # reconnect_attempts => 1 lets Net::Stomp try once more).

@@ -1,7 +1,7 @@
 """burstbench Pi creator (stomp.py): the Pi study's work messages onto a work queue. The
 format is the "Pi workers" section of clients/contract.md; the harness starts it
-(harness/pi/activemq.py) with the workers, tells it ``go`` on stdin and times the study from
-its first send."""
+(burstbench/studies/pi/activemq.py) with the workers, tells it ``go`` on stdin and times the study
+from its first send."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """stomp-py-tuned: the stomp.py producer or consumer with faster paths than the library's
-public API. A separately named client (harness/clients.py), never a default; the stock
+public API. A separately named client (burstbench/clients.py), never a default; the stock
 programs run unchanged underneath.
 
     tuned.py producer.py|consumer.py [contract options...]

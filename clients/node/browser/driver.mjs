@@ -40,7 +40,7 @@ if (!['producer', 'consumer', 'browser'].includes(role)) {
 // Chromium: found at run time, started in a process group of its own
 
 /** The Chromium binary: $BB_CHROMIUM, Debian's /usr/lib/chromium/chromium (what the
- * /usr/bin/chromium wrapper runs), or `chromium` on PATH (harness/browser.py: the same). */
+ * /usr/bin/chromium wrapper runs), or `chromium` on PATH (burstbench/infra/browser.py: the same). */
 function chromiumPath() {
   if (process.env.BB_CHROMIUM) return process.env.BB_CHROMIUM;
   const candidates = ['/usr/lib/chromium/chromium'];

@@ -1,0 +1,1 @@
+"""burstbench: a polyglot test bench for message brokers (README.md, "Architecture")."""

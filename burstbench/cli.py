@@ -1,0 +1,609 @@
+"""``./bench`` commands (set-up lives in the ``bench`` script itself, before Python exists)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from burstbench import clients, profiles
+from burstbench.faults.registry import SCENARIOS
+from burstbench.infra.procs import Interrupted, install_signal_handlers
+from burstbench.measure import results
+from burstbench.measure.run import PointFailed, PointSpec
+from burstbench.paths import NotBuilt
+
+
+class Parser(argparse.ArgumentParser):
+    """Bad arguments: one line, exit 2."""
+
+    def error(self, message):
+        sys.stderr.write(f"bench {self.prog.split()[-1]}: error: {message}\n")
+        sys.exit(2)
+
+
+def _int(minimum: int):
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}: {v}")
+        return v
+
+    return parse
+
+
+def _float(minimum: float):
+    def parse(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if v < minimum or math.isnan(v):
+            raise argparse.ArgumentTypeError(f"must be >= {minimum:g}: {text}")
+        return v
+
+    return parse
+
+
+def _rate(text: str) -> float:
+    from burstbench.measure.sustained import parse_rate
+
+    try:
+        return parse_rate(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a rate (msg/s >= 0, or max): {text!r}") from None
+
+
+def _seconds(text: str) -> float:
+    from burstbench.measure.sustained import parse_seconds
+
+    try:
+        v = parse_seconds(text)
+    except ValueError:
+        v = math.nan
+    if math.isnan(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"not a duration (e.g. 60s, 2m, 500ms): {text!r}")
+    return v
+
+
+def add_point_options(p: argparse.ArgumentParser) -> None:
+    known = clients.help_text()
+    p.add_argument(
+        "--producer",
+        default="stomp-py",
+        help=f"producer client(s), comma-separated, taken in turn. Known: {known}",
+    )
+    p.add_argument("--consumer", default="stomp-py", help="consumer client(s), comma-separated")
+    p.add_argument(
+        "--producers",
+        type=_int(0),
+        default=0,
+        help="producer processes (default: one per --producer entry)",
+    )
+    p.add_argument("--consumers", type=_int(1), default=1, help="competing consumers")
+    p.add_argument("--count", type=_int(1), default=10000, help="messages per producer per burst")
+    p.add_argument("--size", type=_int(1), default=6, help="body bytes")
+    p.add_argument(
+        "--bursts",
+        type=_int(1),
+        default=4,
+        help="bursts; the first is warm-up and excluded when > 1",
+    )
+    p.add_argument("--queues", type=_int(1), default=1, help="queues the messages spread over")
+    p.add_argument("--persistent", action="store_true", help="persistent delivery")
+    p.add_argument(
+        "--persistence", default="none", help="broker store: none, kahadb, kahadb-nosync"
+    )
+    p.add_argument(
+        "--ack", default="auto", choices=["auto", "client", "client-individual", "dups-ok"]
+    )
+    p.add_argument("--prefetch", type=_int(1), default=1000)
+    p.add_argument("--rate", type=_rate, default=0.0,
+                   help="msg/s per producer; 0 or max = as fast as possible")
+    p.add_argument("--duration", type=_seconds, default=0.0, metavar="SECONDS",
+                   help="sustained mode: producers send open-loop for this long after the "
+                   "warm-up (e.g. 60s), figures per 1 s and 10 s window; --count and --bursts "
+                   "are then unused")
+    p.add_argument("--warmup", type=_seconds, default=0.0, metavar="SECONDS",
+                   help="sustained mode: seconds sent before the measured duration (e.g. 15s)")
+    p.add_argument("--tx-batch", type=_int(0), default=0, help="transacted batches of N")
+    p.add_argument("--topology", default="single",
+                   help="single, forward, split, chain3, mesh3 (networks of brokers)")
+    p.add_argument("--discovery", default="static", help="static or multicast (netns only)")
+    p.add_argument("--hosts", default="loopback",
+                   help="loopback (ports on 127.0.0.1), netns (a network namespace each), "
+                        "netns-ssh (namespaces each running sshd: brokers, producers and "
+                        "consumers on hosts of their own, reached over SSH) or an inventory "
+                        "FILE.yaml of SSH hosts (see burstbench/infra/inventory.py)")
+    p.add_argument("--link-rate", default="", help="tbf rate limit on broker links, e.g. "
+                   "10mbit (netns only)")
+    p.add_argument("--tls", action="store_true", help="TLS-only connectors with a throwaway CA; "
+                   "clients verify the broker's certificate")
+    p.add_argument("--auth", action="store_true",
+                   help="brokers require a user (generated password); clients log in")
+    p.add_argument("--broker-url", action="append", default=[], metavar="URLS",
+                   help="use a broker the harness did not start: comma-separated URLs, e.g. "
+                   "tcp://h:61616,stomp://h:61613,ws://h:61614/ (repeat per broker)")
+    p.add_argument("--link-delay", default="", help="not available: this kernel has no netem")
+    p.add_argument(
+        "--no-flow-control", action="store_true", help="turn the broker's producer flow control off"
+    )
+    p.add_argument(
+        "--optimized-dispatch", action=argparse.BooleanOptionalAction, default=False,
+        help="queues dispatch in the thread that wakes them (a send, an ack) rather than in a "
+        "pooled task (ActiveMQ's optimizedDispatch)")
+    p.add_argument("--browser", default="browsers", choices=["browsers", "tabs"],
+                   help="stompjs:browser consumers: each in a Chromium of its own (browsers) or "
+                   "as tabs of one Chromium (tabs); recorded in the result")
+    p.add_argument("--cpus-broker", default="", metavar="LIST",
+                   help="run the brokers on these CPUs only (taskset -c LIST, e.g. 0)")
+    p.add_argument("--cpus-clients", default="", metavar="LIST",
+                   help="run the producers and consumers on these CPUs only (e.g. 1): the load "
+                   "generator kept off the broker's cores")
+    p.add_argument(
+        "--tcp-nodelay", action=argparse.BooleanOptionalAction, default=False,
+        help="TCP_NODELAY on the broker's STOMP and OpenWire connectors (transport.tcpNoDelay; "
+        "off as ActiveMQ ships it; an OpenWire connection then takes the negotiated "
+        "wireFormat.tcpNoDelayEnabled, true by default). The clients keep their libraries' own "
+        "setting")
+
+
+def add_live_options(p) -> None:
+    p.add_argument("--live", action="store_true",
+                   help="serve a page on 127.0.0.1 that follows the run (stompjs in the browser, "
+                   "over the broker's WebSocket, from a topic of the harness's own)")
+    p.add_argument("--live-port", type=_int(0), default=0, metavar="PORT",
+                   help="the live page's port (default: a free one)")
+
+
+def live_started(args):
+    """Start the live view when asked (its address on stderr); a context for the command."""
+    import contextlib
+
+    from burstbench.measure import live
+
+    if not getattr(args, "live", False):
+        return contextlib.nullcontext()
+    view = live.start(args.live_port)
+    print(f"live view: {view.url}", file=sys.stderr, flush=True)
+    return contextlib.closing(live)
+
+
+def spec_from(args) -> PointSpec:
+    spec = PointSpec(
+        producer=[s for s in args.producer.split(",") if s],
+        consumer=[s for s in args.consumer.split(",") if s],
+        producers=args.producers,
+        consumers=args.consumers,
+        count=args.count,
+        size=args.size,
+        bursts=args.bursts,
+        queues=args.queues,
+        persistent=args.persistent,
+        persistence=args.persistence,
+        ack=args.ack,
+        prefetch=args.prefetch,
+        rate=args.rate,
+        duration=args.duration,
+        warmup=args.warmup,
+        tx_batch=args.tx_batch,
+        topology=args.topology,
+        discovery=args.discovery,
+        hosts=args.hosts,
+        link_rate=args.link_rate,
+        link_delay=args.link_delay,
+        broker_urls=args.broker_url,
+        tls=args.tls,
+        auth=args.auth,
+        producer_flow_control=not args.no_flow_control,
+        optimized_dispatch=args.optimized_dispatch,
+        tcp_nodelay=args.tcp_nodelay,
+        cpus_broker=args.cpus_broker,
+        cpus_clients=args.cpus_clients,
+        browser=args.browser,
+    )
+    spec.validate()
+    return spec
+
+
+def fmt_rate(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:,.0f}"
+
+
+def fmt_percentiles(lat: dict) -> str:
+    """p50 .. p99.99 and max, ``n/a`` where too few samples lie in the tail."""
+    keys = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99.9"),
+            ("p99_99", "p99.99"), ("max", "max"))
+    parts = [f"{label} {fmt_ms(lat.get(k)) if lat.get(k) is not None else 'n/a'}"
+             for k, label in keys if k in lat]
+    return "  ".join(parts) + f"  ({lat.get('samples', 0):,} samples)"
+
+
+def fmt_ms(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:.2f}"
+
+
+def summary(doc: dict) -> str:
+    """The readable report of one point."""
+    p = doc["parameters"]
+    # `./bench run`'s one point is called "point": "point: OK", not "point point: OK"
+    name = "point" if doc["point"] == "point" else f"point {doc['point']}"
+    lines = [
+        f"{name}: {doc['status'].upper()}",
+        f"  {','.join(p['producer'])} x{p['producers']} -> {','.join(p['consumer'])} "
+        + (f"x{p['consumers']}, sustained, " if p.get("duration") else
+           f"x{p['consumers']}, {p['count']:,} msgs x {p['bursts']} bursts, ")
+        + f"{p['size']} B, "
+        f"{p['queues']} queue(s), persistence {p['persistence']}"
+        f"{', persistent' if p['persistent'] else ''}, ack {p['ack']}",
+    ]
+    t = doc.get("throughput")
+    if t and doc.get("sustained"):  # one timed burst, its windows instead of a burst table
+        from burstbench.measure.sustained import summary_lines
+
+        lines += summary_lines(doc)
+    elif t:
+        lines.append("  burst   sent      received   send msg/s   recv msg/s")
+        for b in doc["bursts"]:
+            tag = " (warm-up)" if t["warmup_excluded"] and b["burst"] == 0 else ""
+            lines.append(
+                f"  {b['burst']:>5} {b['sent']:>9,} {b['received']:>10,} "
+                f"{fmt_rate(b['send_msgs_per_s']):>12} "
+                f"{fmt_rate(b['recv_msgs_per_s']):>12}{tag}"
+            )
+    if t:
+        lines.append(
+            f"  send msg/s: median {fmt_rate(t['send_msgs_per_s'])} "
+            f"(min {fmt_rate(t['send_min'])}, max {fmt_rate(t['send_max'])})"
+        )
+        lines.append(
+            f"  recv msg/s: median {fmt_rate(t['recv_msgs_per_s'])} "
+            f"(min {fmt_rate(t['recv_min'])}, max {fmt_rate(t['recv_max'])}) "
+            + (f"over {t['measured_windows']} measured 1-s window(s)" if doc.get("sustained")
+               else f"over {t['measured_bursts']} measured burst(s)")
+        )
+        clk = doc.get("clocks") or {}
+        unc = clk.get("cross_host_uncertainty_ms")
+        across = f"  ±{unc:.3f} ms across hosts (clock offsets)" if unc is not None else ""
+        if doc.get("latency_ms"):
+            lines.append("  latency ms (paced, from the intended send time): "
+                         + fmt_percentiles(doc["latency_ms"]) + across)
+        elif doc.get("time_in_queue_ms"):
+            lines.append("  time in queue ms (an unpaced flood: not latency): "
+                         + fmt_percentiles(doc["time_in_queue_ms"]) + across)
+        if clk.get("exceeds_p50"):
+            lines.append("  the clocks' uncertainty across hosts exceeds p50: p50 says little")
+        for host, h in (clk.get("hosts") or {}).items():
+            if h.get("available"):
+                lines.append(f"  clock {host}: offset {h['offset_ns'] / 1e3:+.1f} us "
+                             f"±{h['uncertainty_ns'] / 1e3:.1f} us (drift "
+                             f"{h['drift_ns'] / 1e3:.1f} us over the point)")
+        a = doc["accounting"]
+        lines.append(
+            f"  accounting: sent {a['sent']:,}  received {a['received']:,}  "
+            f"lost {a['lost']:,}  duplicates {a['duplicates']:,}  "
+            f"out-of-order {a['out_of_order']:,}  foreign {a['foreign']:,}  "
+            f"redelivered {a['redelivered']:,}  corrupt {a.get('corrupt', 0):,}"
+        )
+        if a.get("foreign_kinds") or a.get("corrupt_kinds"):
+            kinds = {**{f"foreign ({k})": n for k, n in (a.get("foreign_kinds") or {}).items()},
+                     **{f"corrupt ({k})": n for k, n in (a.get("corrupt_kinds") or {}).items()}}
+            lines.append("  not counted: " + ", ".join(f"{k} {n:,}" for k, n in kinds.items()))
+        w = doc.get("broker_witness") or {}
+        if w.get("available"):
+            tot = w["total"]
+            fwd = (f", {w['forwarded_in']:,} forwarded between brokers"
+                   if w["forwarded_in"] else "")
+            lines.append(
+                f"  brokers' counters: enqueued {tot['enqueued']:,}  dequeued "
+                f"{tot['dequeued']:,}{fwd}, left {tot['size']:,}: "
+                + ("agree with the clients" if w["agrees"] else "DISAGREE (see errors)"))
+        elif w:
+            lines.append(f"  brokers' counters: not read ({w.get('why')})")
+        busy = doc.get("busiest") or {}
+        if busy:
+            lines.append(
+                f"  busiest: {busy['process']} at {busy['cpu_share']:.2f} cores"
+                f"{' (CPU-bound)' if busy['cpu_bound'] else ''}"
+            )
+            if busy.get("cores"):
+                lines.append(
+                    f"  machine: {busy['machine_busy_cores']:.2f} of {busy['cores']} cores busy "
+                    f"({busy['point_processes_and_harness_cores']:.2f} the point's processes and "
+                    f"the harness, {busy['harness_cores']:.2f} of it the harness)"
+                    + ("; SATURATED: the machine bounds this figure, not one process"
+                       if busy["machine_saturated"] else ""))
+    procs = doc.get("resources", {}).get("processes", [])
+    if procs:
+        where = bool(doc.get("hosts"))  # SSH hosts: say where each process ran
+        lines.append("  process              CPU s   peak RSS MB   max fds   exit"
+                     + ("   host" if where else ""))
+        for pr in procs:
+            lines.append(
+                f"  {pr['name']:<20} {pr['cpu_s']:>6.2f} {pr['max_rss_mb']:>12.1f} "
+                f"{pr['max_open_files']:>9} {pr['exit_code']!s:>6}"
+                + (f"   {pr.get('host', '')}" if where else "")
+            )
+    for e in doc.get("errors", []):
+        lines.append(f"  error: {e}")
+    return "\n".join(lines)
+
+
+def cmd_run(args) -> int:
+    spec = spec_from(args)
+    if args.find_max:
+        from burstbench.measure import findmax
+
+        return findmax.cmd_run(args, spec)
+    if args.live and (spec.tls or spec.hosts == "netns"):
+        print("bench run: error: --live follows a broker on the host's loopback without TLS "
+              "(not with --tls or --hosts netns)", file=sys.stderr)
+        return 2
+    with live_started(args):
+        return _cmd_run(args, spec)
+
+
+def _cmd_run(args, spec) -> int:
+    run = results.Run(results.new_run_id("run"), sys.argv)
+    print(f"run {run.id}: results in {run.dir}", flush=True)
+    status = "complete"
+    try:
+        if args.calibrate:
+            from burstbench.measure import calibration
+
+            calibration.measure(run)
+        doc = run_point_printing(run, "point", spec)
+    except PointFailed as e:
+        status = "failed"
+        doc = results.load_point(run.point_path("point"))
+        print(summary(doc))
+        print(f"bench run: error: {e}", file=sys.stderr)
+        return 1
+    except (Interrupted, KeyboardInterrupt):
+        status = "incomplete"
+        raise
+    finally:
+        run.finish(status)
+    print(summary(doc))
+    return 0
+
+
+def run_point_printing(run, point_id: str, spec: PointSpec) -> dict:
+    from burstbench.measure.points import measure_point
+
+    def progress(msg: str) -> None:
+        print(f"  [{point_id}] {msg}", file=sys.stderr, flush=True)
+
+    return measure_point(run, point_id, spec, progress=progress)
+
+
+def cmd_sweep(args) -> int:
+    from burstbench import sweep
+
+    with live_started(args):
+        return sweep.main(args)
+
+
+def cmd_perf(args) -> int:
+    from burstbench.measure import perf
+
+    return perf.main(args)
+
+
+def cmd_compare(args) -> int:
+    from burstbench import compare
+    return compare.main(args)
+
+
+def cmd_chaos(args) -> int:
+    if args.scenario == "soak":
+        from burstbench.faults import soak
+
+        return soak.main(args)
+    from burstbench.faults import command
+
+    return command.main(args)
+
+
+def cmd_pi(args) -> int:
+    from burstbench.studies import pi
+
+    return pi.main(args)
+
+
+def cmd_reqreply(args) -> int:
+    from burstbench.studies import reqreply
+
+    return reqreply.main(args)
+
+
+def cmd_plot(args) -> int:
+    from burstbench.plots import charts, style
+
+    run_dir = results.resolve_run(args.run)
+    style.warn_if_dirty()  # the footers say '-dirty' only when the tree is
+    written = charts.render_run(run_dir)
+    for w in written:
+        print(w)
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from burstbench import doctor
+
+    return doctor.main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = Parser(
+        prog="bench",
+        description="burstbench: real brokers, real clients, every message accounted for.",
+    )
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    p = sub.add_parser("run", help="measure one point and print its summary")
+    add_point_options(p)
+    p.add_argument("--find-max", action="store_true",
+                   help="find the maximum sustainable rate: a flood, then sustained probes at "
+                   "25-110%% of its rate and two bisections (--duration/--warmup per probe, "
+                   "default 10s/3s); a probe holds when receive keeps up with send, the backlog "
+                   "does not grow and p99 <= --p99-bound")
+    p.add_argument("--calibrate", action="store_true",
+                   help="first measure the calibration reference (stock Java pair, 6 B, and a "
+                   "CPU loop) and record it in the run, for ./bench compare --calibrated")
+    p.add_argument("--p99-bound", type=_float(0), default=50.0, metavar="MS",
+                   help="--find-max: the p99 latency a probe may have and still hold (default 50)")
+    add_live_options(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("sweep", help="run sweeps (axes x profile) and draw the charts")
+    p.add_argument("axes", nargs="*", help="axes to run (default: all in the profile)")
+    p.add_argument("--profile", default="quick",
+                   help=", ".join(profiles.profile_names()) + " (profiles/*.yaml)")
+    p.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run")
+    p.add_argument("--producer", help="override the profile's producer client(s)")
+    p.add_argument("--consumer", help="override the profile's consumer client(s)")
+    p.add_argument("--broker-url", action="append", default=[], metavar="URLS",
+                   help="measure brokers the harness did not start (see bench run --help); "
+                   "points that need another broker configuration are skipped")
+    add_live_options(p)
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("perf", help="benchmarks: 'clients' = each client vs a minimal loop")
+    p.add_argument("what", choices=["clients"])
+    p.add_argument("--clients", help="comma-separated client specs (default: the four languages)")
+    p.add_argument("--sizes", default="6,1024", help="body sizes, comma-separated")
+    p.add_argument(
+        "--count",
+        type=_int(1000),
+        default=100000,
+        help="messages per measurement at 6 B (half that at 1 KiB)",
+    )
+    p.add_argument("--count-jvm", type=_int(1000), default=None,
+                   help="messages per measurement of a JVM client at 6 B (half that at 1 KiB; "
+                   "default --count): a fresh JVM runs its first few hundred thousand messages "
+                   "slower while it compiles, and the loop and the client compile different "
+                   "amounts of code")
+    p.add_argument("--cli", action=argparse.BooleanOptionalAction, default=True,
+                   help="measure the JMS pair against ActiveMQ's own command-line producer and "
+                   "consumer too")
+    p.add_argument("--rounds", type=_int(1), default=5,
+                   help="measured rounds after a warm-up (loop and client alternate)")
+    p.add_argument("--optimized-dispatch", action=argparse.BooleanOptionalAction, default=False,
+                   help="the broker's queues dispatch in the waking thread (see bench run --help)")
+    p.set_defaults(func=cmd_perf)
+
+    p = sub.add_parser("compare", help="per-point ratios of two runs; exit 1 on a regression")
+    p.add_argument("run_a", help="baseline run id, 'latest' or a path")
+    p.add_argument("run_b", help="run to judge")
+    p.add_argument("--calibrated", action="store_true",
+                   help="divide each run's receive figures by its own calibration reference "
+                   "(the stock Java pair, measured at the start of a sweep or with --calibrate)")
+    p.add_argument("--threshold", type=float, default=10.0,
+                   help="percent drop (beyond the measured spread) that counts as a regression")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("chaos", help="inject a fault into a persistent client-ack burst; "
+                       "exit 1 if anything was lost")
+    p.add_argument("scenario", choices=[*SCENARIOS, "all", "soak"],
+                   help="the fault, or all (every scenario x every applicable language), or "
+                   "soak (all four languages for --duration with faults from a seeded "
+                   "schedule)")
+    p.add_argument("--client", help="the client for producers and consumers (default stomp-py; "
+                   f"failover-pair: openwire-jms). Known: {clients.help_text()}")
+    p.add_argument("--count", type=_int(1), default=500, help="messages per burst")
+    p.add_argument("--bursts", type=_int(4), default=12, help="bursts per producer")
+    p.add_argument("--cut-seconds", type=_float(0.1), default=10.0,
+                   help="link-cut, mesh-partition: how long the link stays down")
+    p.add_argument("--duration", help="soak: how long, e.g. 600, 90s, 10m (default 10m)")
+    p.add_argument("--seed", type=_int(1), help="soak: the fault schedule's seed (printed; "
+                   "the same seed, duration and --faults replay the same schedule)")
+    p.add_argument("--faults", type=_int(1), help="soak: how many faults (default one per "
+                   "2 minutes, at least 3)")
+    p.add_argument("--fraction", type=_float(0.01), default=0.25,
+                   help="soak: each producer's rate as a fraction of its language's "
+                   "calibrated rate (default 0.25)")
+    p.add_argument("--kinds", metavar="LIST", help="soak: the fault kinds to draw from, "
+                   "comma-separated (default all: broker-kill,link-cut,consumer-kill,"
+                   "producer-kill; the replay needs the same list)")
+    p.add_argument("--languages", metavar="LIST", help="soak: the clients, one producer and "
+                   "one consumer each (default the four stock ones; the replay needs the "
+                   "same list)")
+    p.add_argument("--journal-mb", type=_int(1), metavar="N", help="soak: KahaDB journal "
+                   "files of N MB instead of ActiveMQ's 32 (a kept file shows sooner)")
+    p.set_defaults(func=cmd_chaos)
+
+    p = sub.add_parser("pi", help="Leibniz Pi: competing workers over the broker vs actors "
+                       "(the Pi paper's grid; tables and charts/pi.png)")
+    p.add_argument("--profile", default="quick",
+                   help="grid from profiles/<name>.yaml studies.pi (quick, blog, full)")
+    p.add_argument("--workers", help="workers W, comma-separated (overrides the profile)")
+    p.add_argument("--messages", help="work messages M, comma-separated")
+    p.add_argument("--elements", help="series terms per message E, comma-separated")
+    p.add_argument("--workers-lang", metavar="LIST",
+                   help="worker languages taken in turn, e.g. perl,python,node,java "
+                   "(default: the profile's, else java)")
+    p.add_argument("--java-threads", type=_int(1), metavar="N",
+                   help="Java workers per JVM (default 10): W Java workers = ceil(W/N) JVMs")
+    p.add_argument("--prefetch", type=_int(1), help="work-queue prefetch per worker "
+                   "(default 1000)")
+    p.add_argument("--backends", help="activemq and/or akka, comma-separated (default both)")
+    p.set_defaults(func=cmd_pi)
+
+    p = sub.add_parser("reqreply", help="blocking request/reply: JmsTemplate temp queue, "
+                       "reused reply queue, actor ask; payload 1 B .. 1 MB")
+    p.add_argument("--profile", default="quick",
+                   help="modes/payloads from profiles/<name>.yaml studies.reqreply")
+    p.add_argument("--modes", help="temp-queue, reused-queue, actor-ask (comma-separated)")
+    p.add_argument("--payloads", help="payload bytes, comma-separated (0..1000000)")
+    p.add_argument("--requests", type=_int(1), help="measured requests per point")
+    p.add_argument("--warmup", type=_int(0), help="warm-up requests per point (not measured)")
+    p.add_argument("--spring-cf", choices=["single", "caching", "plain"],
+                   help="temp-queue: the ConnectionFactory behind JmsTemplate (default plain: "
+                   "a connection per request, as JmsTemplate does out of the box; single "
+                   "shares one connection)")
+    p.set_defaults(func=cmd_reqreply)
+
+    p = sub.add_parser("plot", help="re-render a run's charts and report from its result files "
+                       "(a footer says 'drawn at COMMIT' when the code is not the run's, "
+                       "'-dirty' and a warning when the work tree has uncommitted changes)")
+    p.add_argument("run", nargs="?", default="latest", help="run id, 'latest' or a path")
+    p.set_defaults(func=cmd_plot)
+
+    # doctor: which features of each registered client work here (burstbench/doctor.py)
+    p = sub.add_parser("doctor", help="which features of every client (each transport: plain, "
+                       "TLS, credentials) work on this machine, and what is missing; exit 1 "
+                       "if one does not")
+    p.add_argument("--clients", metavar="LIST", help="comma-separated client specs (default: "
+                   f"every registered client and transport). Known: {clients.help_text()}")
+    p.add_argument("--count", type=_int(1), default=10, help="messages per round trip")
+    p.set_defaults(func=cmd_doctor)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    install_signal_handlers()
+    try:
+        return args.func(args)
+    except (ValueError, FileNotFoundError, FileExistsError, NotBuilt) as e:
+        print(f"bench {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except (Interrupted, KeyboardInterrupt) as e:
+        print(
+            f"bench {args.command}: {e or 'interrupted'}; every process it started was "
+            "stopped, partial results kept",
+            file=sys.stderr,
+        )
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

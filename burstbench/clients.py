@@ -1,0 +1,339 @@
+"""The one list of clients. CLI help, tests and sweeps read it; nothing else names a client.
+
+A client speaks clients/contract.md. A *spec* names one on the command line: its name or an
+alias, optionally with a transport — ``stompjs``, ``node:tcp``, ``perl``.
+
+A client named after a library (``net-stomp``, ``stomp-py``, ``stompjs``, ``openwire-jms``)
+uses that library's public API and documented options only: it measures what the library's
+users get. Faster paths (own parsers, overrides, reflection, custom transports) live in
+*tuned* entries (``stomp-py-tuned``...) whose code is in files named ``tuned``/``Tuned``; they
+are never a default and their name says what they are wherever a figure appears.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from burstbench.paths import CLIENTS, ROOT
+
+
+def _java_cp(module: Path) -> str:
+    return f"{module / 'target' / 'classes'}{os.pathsep}{module / 'target' / 'lib'}/*"
+
+
+JAVA_OPTS = ("-Xms256m", "-Xmx1g", "-XX:+UseParallelGC", "-Djava.net.preferIPv4Stack=true")
+
+
+@dataclass(frozen=True, eq=False)
+class Client:
+    """One client library, its two programs and what it can do."""
+
+    name: str
+    language: str
+    aliases: tuple[str, ...]
+    library: str
+    transports: dict[str, str]  # transport -> broker protocol ("stomp", "ws", "openwire")
+    default_transport: str
+    producer: tuple[str, ...]
+    consumer: tuple[str, ...]
+    toolchain: str  # the executable that must be on PATH
+    built: Path  # exists once set-up has built/installed the client
+    ack_modes: frozenset[str] = frozenset({"auto", "client", "client-individual"})
+    # minimal same-library loops for ./bench perf: (send argv, receive argv); they take
+    # URL QUEUE COUNT [SIZE] and print {"count", "first_ns", "last_ns"}
+    loops: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    notes: str = ""
+    extra_env: dict = field(default_factory=dict)
+    tuned_of: str | None = None  # a tuned entry names the stock client it speeds up
+    timed_bursts: bool = True  # its producer takes --duration (sustained runs)
+    # what else must be there (a runtime the toolchain drives): None, or why it is missing
+    requires: Callable[[], str | None] | None = None
+
+    @property
+    def tuned(self) -> bool:
+        return self.tuned_of is not None
+
+    def argv(self, role: str) -> list[str]:
+        return list(self.producer if role == "producer" else self.consumer)
+
+    def missing(self) -> str | None:
+        """Why this client cannot run here, or None."""
+        if shutil.which(self.toolchain) is None:
+            return f"{self.name}: toolchain '{self.toolchain}' not found on PATH"
+        if not self.built.exists():
+            return f"{self.name}: not installed/built ({self.built} missing): run ./bench setup"
+        return self.requires() if self.requires else None
+
+
+_JAVA_CLIENT = CLIENTS / "java"
+_LOOPS = ROOT / "perf" / "loops"
+_BRIDGE = ROOT / "akka-bridge"
+
+REGISTRY: tuple[Client, ...] = (
+    Client(
+        name="net-stomp",
+        language="perl",
+        aliases=("perl",),
+        library="Net::Stomp",
+        transports={"tcp": "stomp"},
+        default_transport="tcp",
+        producer=("perl", str(CLIENTS / "perl" / "producer.pl")),
+        consumer=("perl", str(CLIENTS / "perl" / "consumer.pl")),
+        toolchain="perl",
+        built=Path("/usr/share/perl5/Net/Stomp.pm"),
+        loops=(("perl", str(_LOOPS / "perl-send.pl")), ("perl", str(_LOOPS / "perl-recv.pl"))),
+    ),
+    Client(
+        name="stomp-py",
+        language="python",
+        aliases=("python", "py"),
+        library="stomp.py",
+        transports={"tcp": "stomp"},
+        default_transport="tcp",
+        producer=(sys.executable, str(CLIENTS / "python" / "producer.py")),
+        consumer=(sys.executable, str(CLIENTS / "python" / "consumer.py")),
+        toolchain=sys.executable,
+        built=ROOT / ".venv",
+        loops=(
+            (sys.executable, str(_LOOPS / "python-send.py")),
+            (sys.executable, str(_LOOPS / "python-recv.py")),
+        ),
+    ),
+    Client(
+        name="stompjs",
+        language="node",
+        aliases=("node", "js"),
+        library="@stomp/stompjs",
+        transports={"ws": "ws", "tcp": "stomp", "browser": "ws"},
+        default_transport="ws",
+        producer=("node", str(CLIENTS / "node" / "producer.mjs")),
+        consumer=("node", str(CLIENTS / "node" / "consumer.mjs")),
+        toolchain="node",
+        built=CLIENTS / "node" / "node_modules" / "@stomp" / "stompjs",
+        loops=(("node", str(_LOOPS / "node-send.mjs")), ("node", str(_LOOPS / "node-recv.mjs"))),
+    ),
+    Client(
+        name="openwire-jms",
+        language="java",
+        aliases=("java", "jms"),
+        library="activemq-client (JMS)",
+        transports={"tcp": "openwire"},
+        default_transport="tcp",
+        producer=("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.Producer"),
+        consumer=("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.Consumer"),
+        toolchain="java",
+        built=_JAVA_CLIENT / "target" / "classes" / "burstbench",
+        ack_modes=frozenset({"auto", "client", "client-individual", "dups-ok"}),
+        loops=(
+            ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.loops.Send"),
+            ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.loops.Recv"),
+        ),
+    ),
+    Client(
+        name="akka-bridge",
+        language="akka",
+        aliases=("akka",),
+        library="Akka typed actors + activemq-client",
+        transports={"tcp": "openwire"},
+        default_transport="tcp",
+        producer=(
+            "java",
+            *JAVA_OPTS,
+            "-cp",
+            _java_cp(_BRIDGE),
+            "burstbench.bridge.contract.ContractProducer",
+        ),
+        consumer=(
+            "java",
+            *JAVA_OPTS,
+            "-cp",
+            _java_cp(_BRIDGE),
+            "burstbench.bridge.contract.ContractConsumer",
+        ),
+        toolchain="java",
+        built=_BRIDGE / "target" / "classes" / "burstbench",
+        ack_modes=frozenset({"auto", "client", "client-individual", "dups-ok"}),
+        notes="JMS consumer or producer feeding an actor pool",
+        timed_bursts=False,
+    ),
+)
+
+# Tuned entries: the same programs with faster paths than the library's public API, loaded
+# from files named tuned/Tuned (tests/test_stock_clients.py keeps the stock files clean).
+_STOCK = {c.name: c for c in REGISTRY}
+
+
+def _tuned(stock: str, producer: tuple[str, ...], consumer: tuple[str, ...], notes: str) -> Client:
+    s = _STOCK[stock]
+    return Client(
+        name=f"{stock}-tuned",
+        language=s.language,
+        aliases=(),
+        library=s.library,
+        # a transport with programs of its own (the browser) has no tuned twin
+        transports={k: v for k, v in s.transports.items() if k != "browser"},
+        default_transport=s.default_transport,
+        producer=producer,
+        consumer=consumer,
+        toolchain=s.toolchain,
+        built=s.built,
+        ack_modes=s.ack_modes,
+        notes=notes,
+        extra_env=s.extra_env,
+        tuned_of=stock,
+    )
+
+
+_PERL = CLIENTS / "perl"
+_PY = CLIENTS / "python"
+_NODE = CLIENTS / "node"
+REGISTRY += (
+    _tuned(
+        "net-stomp",
+        ("perl", "-I", str(_PERL), "-MTuned", str(_PERL / "producer.pl")),
+        ("perl", "-I", str(_PERL), "-MTuned", str(_PERL / "consumer.pl")),
+        "Net::Stomp's wire path replaced: one-pass frame parser, SEND built as one string, "
+        "no getpeername per frame",
+    ),
+    _tuned(
+        "stomp-py",
+        (sys.executable, str(_PY / "tuned.py"), str(_PY / "producer.py")),
+        (sys.executable, str(_PY / "tuned.py"), str(_PY / "consumer.py")),
+        "stomp.py's frame parser replaced, MESSAGE frames handed past the listener "
+        "dispatch, blocking socket, cyclic GC off",
+    ),
+    _tuned(
+        "stompjs",
+        ("node", str(_NODE / "tuned.mjs"), str(_NODE / "producer.mjs")),
+        ("node", str(_NODE / "tuned.mjs"), str(_NODE / "consumer.mjs")),
+        "frames written through stompjs's private _transmit, socket writes corked",
+    ),
+    _tuned(
+        "openwire-jms",
+        ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT),
+         "burstbench.clients.tuned.TunedProducer"),
+        ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT),
+         "burstbench.clients.tuned.TunedConsumer"),
+        "a private tcp transport holding acks and async sends in the socket buffer "
+        "(reflection on the session), hand-marshalled properties, loose encoding",
+    ),
+)
+
+# The four languages of the pair matrix, stock (the bridge joins where a test names it).
+LANGUAGE_CLIENTS = ("net-stomp", "stomp-py", "stompjs", "openwire-jms")
+
+
+def _chromium_missing() -> str | None:
+    from burstbench.infra import browser
+
+    return None if browser.chromium_path() else (
+        "stompjs:browser: no Chromium found (Debian's chromium: ./bench setup)")
+
+
+_BROWSER_DRIVER = _NODE / "browser" / "driver.mjs"
+# A transport whose programs are not the client's own: ``resolve("stompjs:browser")`` gives
+# this entry (same name and library, language ``browser``). stompjs in a page of headless
+# Chromium (the library's browser bundle from clients/node/node_modules, the Node client's
+# version), driven over the DevTools protocol by clients/node/browser/driver.mjs.
+TRANSPORT_PROGRAMS: dict[tuple[str, str], Client] = {
+    ("stompjs", "browser"): Client(
+        name="stompjs",
+        language="browser",
+        aliases=(),
+        library="@stomp/stompjs (browser bundle)",
+        transports=_STOCK["stompjs"].transports,
+        default_transport="ws",
+        producer=("node", str(_BROWSER_DRIVER), "producer"),
+        consumer=("node", str(_BROWSER_DRIVER), "consumer"),
+        toolchain="node",
+        built=_NODE / "node_modules" / "puppeteer-core",
+        notes="a page of headless Chromium (one browser per process, or tabs of a shared one)",
+        requires=_chromium_missing,
+    ),
+}
+# the browser entries of the pair matrix and the languages axis
+BROWSER_CLIENTS = ("stompjs:browser",)
+
+
+def tuned_clients() -> list[Client]:
+    """The tuned entries, each beside the stock client it speeds up."""
+    return [c for c in REGISTRY if c.tuned]
+
+
+class UnknownClient(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A client with the transport it will use."""
+
+    client: Client
+    transport: str
+
+    @property
+    def protocol(self) -> str:
+        return self.client.transports[self.transport]
+
+    @property
+    def label(self) -> str:
+        c = self.client
+        return c.name if self.transport == c.default_transport else f"{c.name}:{self.transport}"
+
+
+def names() -> list[str]:
+    return [c.name for c in REGISTRY]
+
+
+def help_text() -> str:
+    rows = []
+    for c in REGISTRY:
+        tr = "|".join(c.transports)
+        what = [", ".join(c.aliases), f"transport {tr}"] if c.aliases else [f"transport {tr}"]
+        if c.tuned:
+            what.insert(0, f"{c.tuned_of} tuned beyond its library's API")
+        rows.append(f"{c.name} ({'; '.join(what)})")
+    return "; ".join(rows)
+
+
+def get(name: str) -> Client:
+    for c in REGISTRY:
+        if name == c.name or name in c.aliases:
+            return c
+    raise UnknownClient(f"unknown client {name!r} (known: {help_text()})")
+
+
+def resolve(spec: str) -> Resolved:
+    """``NAME[:TRANSPORT]`` -> the client and transport."""
+    name, _, transport = spec.strip().partition(":")
+    c = get(name)
+    transport = transport or c.default_transport
+    if transport not in c.transports:
+        raise UnknownClient(
+            f"client {c.name} has no transport {transport!r} (it has: {', '.join(c.transports)})"
+        )
+    return Resolved(TRANSPORT_PROGRAMS.get((c.name, transport), c), transport)
+
+
+@cache
+def version(name: str) -> dict:
+    """The client's own ``--version`` answer (cached per process)."""
+    c = get(name)
+    if c.missing():
+        return {"client": c.name, "error": c.missing()}
+    try:
+        out = subprocess.run(
+            c.argv("producer") + ["--version"], capture_output=True, text=True, timeout=60,
+            check=True
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, ValueError, IndexError, OSError) as e:
+        return {"client": c.name, "error": f"--version failed: {e}"}

@@ -1,0 +1,630 @@
+"""ActiveMQ Classic brokers: render an ordinary activemq.xml, start it, know when it is ready.
+
+A broker is ``broker/`` (a Maven module embedding ActiveMQ 6.1.7) running a file rendered from
+``broker/templates/activemq.xml.j2``. Ready means the launcher printed its ready line *and*
+every port accepts a TCP connection; there is no fixed sleep anywhere.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+
+from burstbench import paths
+from burstbench.infra.procs import Child, Supervisor
+
+ACTIVEMQ_VERSION = "6.1.7"
+PERSISTENCE = ("none", "kahadb", "kahadb-nosync", "jdbc-derby", "jdbc-postgres", "jdbc-mariadb")
+
+
+class BrokerError(RuntimeError):
+    """A broker could not be configured or started."""
+
+
+_GIVEN: collections.deque[int] = collections.deque(maxlen=256)
+_GIVEN_LOCK = threading.Lock()
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port the kernel says is free now (bind to 0), never one of the last 256 this process
+    handed out: the kernel may give the same free port to two binds in a row, and a broker binds
+    its three connectors only later (run 20261123-065119-chaos-20565, store-full-stompjs: its
+    OpenWire and WebSocket connectors were both given 42939). Start-up still retries when
+    another program takes a port in between."""
+    with _GIVEN_LOCK:
+        for _ in range(64):
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind((host, 0))
+                port = s.getsockname()[1]
+            if port not in _GIVEN:
+                _GIVEN.append(port)
+                return port
+    raise OSError("no free port the kernel would give that was not given out already")
+
+
+def port_accepts(host: str, port: int, timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+@dataclass
+class NetworkConnector:
+    name: str
+    uri: str
+    duplex: bool = False
+    ttl: int = 1
+    conduit: bool = False
+    decrease_priority: bool = True
+    suppress_duplicates: bool = True
+    prefetch: int = 1000
+    user: str = ""
+    password: str = ""
+
+
+@dataclass
+class BrokerSpec:
+    """What a broker should be. Ports of 0 are chosen free at start."""
+
+    name: str = "bench"
+    host: str = "127.0.0.1"
+    persistence: str = "none"
+    data_dir: Path | None = None
+    openwire_port: int = 0
+    stomp_port: int = 0
+    ws_port: int = 0
+    producer_flow_control: bool = True
+    # queue dispatch in the thread that wakes the queue (a send, an ack) instead of a pooled
+    # task: ActiveMQ's policyEntry optimizedDispatch
+    optimized_dispatch: bool = False
+    # TCP_NODELAY on the sockets of the OpenWire and STOMP connectors (transport.tcpNoDelay);
+    # off as ActiveMQ ships it (the option is then not written at all)
+    tcp_nodelay: bool = False
+    cpus: str = ""  # a taskset CPU list the broker runs on ("" = wherever the kernel likes)
+    queue_prefetch: int = 1000
+    queue_memory_limit: str = "64mb"
+    max_page_size: int = 200
+    memory_limit: str = "512mb"
+    store_limit: str = "8gb"
+    temp_limit: str = "4gb"
+    heap: str = "1g"
+    network_connectors: list[NetworkConnector] = field(default_factory=list)
+    users: list[dict] = field(default_factory=list)
+    jdbc: dict | None = None
+    tls: object | None = None  # burstbench.infra.tls.Material: TLS-only connectors
+    discovery_uri: str | None = None  # advertise the OpenWire connector (multicast)
+    # KahaDB shared-store master/slave: how often a broker waiting for the store's lock
+    # retries (ms); 0 keeps ActiveMQ's default locker (no <locker> element)
+    lock_acquire_ms: int = 0
+    # more <kahaDB> attributes, e.g. journalMaxFileLength, cleanupInterval (a small store
+    # whose journal files are reclaimed soon after their messages are consumed)
+    kahadb_attrs: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.persistence not in PERSISTENCE:
+            raise BrokerError(f"unknown persistence {self.persistence!r} "
+                              f"(expected one of {', '.join(PERSISTENCE)})")
+
+
+@dataclass
+class Broker:
+    spec: BrokerSpec
+    child: Child
+    xml_path: Path
+    version: str = ACTIVEMQ_VERSION
+
+    @property
+    def openwire_url(self) -> str:
+        scheme = "ssl" if self.spec.tls else "tcp"
+        return f"{scheme}://{self.spec.host}:{self.spec.openwire_port}"
+
+    @property
+    def stomp_url(self) -> str:
+        scheme = "stomp+ssl" if self.spec.tls else "stomp"
+        return f"{scheme}://{self.spec.host}:{self.spec.stomp_port}"
+
+    @property
+    def ws_url(self) -> str:
+        scheme = "wss" if self.spec.tls else "ws"
+        return f"{scheme}://{self.spec.host}:{self.spec.ws_port}/"
+
+    def url_for(self, protocol: str) -> str:
+        return {"openwire": self.openwire_url, "stomp": self.stomp_url, "ws": self.ws_url}[protocol]
+
+    @property
+    def ports(self) -> list[int]:
+        return [self.spec.openwire_port, self.spec.stomp_port, self.spec.ws_port]
+
+    def store_bytes(self) -> int:
+        """Bytes on disk under the broker's data directory (the store's size)."""
+        total = 0
+        for root, _dirs, files in os.walk(self.spec.data_dir):
+            for f in files:
+                try:
+                    total += os.path.getsize(os.path.join(root, f))
+                except OSError:
+                    pass
+        return total
+
+
+def render(spec: BrokerSpec) -> str:
+    """The activemq.xml text for ``spec`` (ports must already be chosen)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(paths.BROKER_TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    store = {"none": "memory", "kahadb": "kahadb", "kahadb-nosync": "kahadb"}.get(
+        spec.persistence, "jdbc"
+    )
+    h = spec.host
+    nodelay = "&transport.tcpNoDelay=true" if spec.tcp_nodelay else ""
+    connectors = [
+        {
+            "name": "openwire",
+            "uri": f"{'ssl' if spec.tls else 'tcp'}://{h}:{spec.openwire_port}"
+            "?maximumConnections=4096"
+            "&wireFormat.maxFrameSize=104857600" + nodelay,
+            "discovery": spec.discovery_uri,
+        },
+        {
+            "name": "stomp",
+            "uri": f"{'stomp+ssl' if spec.tls else 'stomp'}://{h}:{spec.stomp_port}"
+            "?maximumConnections=4096"
+            "&wireFormat.maxFrameSize=104857600" + nodelay,
+        },
+        {
+            "name": "ws",
+            "uri": f"{'wss' if spec.tls else 'ws'}://{h}:{spec.ws_port}"
+            "?maximumConnections=4096"
+            "&wireFormat.maxFrameSize=104857600"
+            # Jetty's default caps a WebSocket text message at 64 KiB
+            "&websocket.maxTextMessageSize=104857600",
+        },
+    ]
+    return env.get_template("activemq.xml.j2").render(
+        name=spec.name,
+        data_dir=str(spec.data_dir),
+        persistent=spec.persistence != "none",
+        store=store,
+        kahadb_sync="always" if spec.persistence == "kahadb" else "never",
+        lock_acquire_ms=spec.lock_acquire_ms,
+        kahadb_attrs=spec.kahadb_attrs,
+        producer_flow_control=spec.producer_flow_control,
+        optimized_dispatch=spec.optimized_dispatch,
+        queue_prefetch=spec.queue_prefetch,
+        queue_memory_limit=spec.queue_memory_limit,
+        max_page_size=spec.max_page_size,
+        memory_limit=spec.memory_limit,
+        store_limit=spec.store_limit,
+        temp_limit=spec.temp_limit,
+        network=bool(spec.network_connectors),
+        network_connectors=spec.network_connectors,
+        users=spec.users,
+        tls=spec.tls,
+        jdbc=spec.jdbc,
+        connectors=connectors,
+    )
+
+
+def java_argv(xml_path: Path, heap: str = "1g", extra: list[str] | None = None) -> list[str]:
+    cp = f"{paths.BROKER_CLASSES}{os.pathsep}{paths.BROKER_LIB}/*"
+    return [
+        "java",
+        f"-Xms{heap}",
+        f"-Xmx{heap}",
+        "-XX:+UseParallelGC",
+        "-Djava.net.preferIPv4Stack=true",
+        "-cp",
+        cp,
+        "burstbench.broker.Main",
+        *(extra or []),
+        str(xml_path),
+    ]
+
+
+def start(
+    sup: Supervisor,
+    spec: BrokerSpec,
+    workdir: Path,
+    timeout: float = 60.0,
+    wrap: list[str] | None = None,
+    probe: Callable[[str, int], bool] | None = None,
+    launcher=None,
+) -> Broker:
+    """Render, launch and wait until ready. Retries with new ports if one was taken meanwhile.
+
+    ``wrap`` prefixes the command (e.g. ``ip netns exec NS``); ``probe(host, port)`` says
+    whether a port accepts connections (default ``port_accepts`` from the harness's own
+    network namespace; a broker in another namespace needs one that looks from inside it).
+    ``launcher`` (a ``burstbench.infra.launch.Ssh``) runs the broker on another host: its
+    activemq.xml is copied there first.
+    """
+    paths.require_built("broker", paths.BROKER_CLASSES)
+    fixed = spec.openwire_port and spec.stomp_port and spec.ws_port
+    last_error = ""
+    for attempt in range(1 if fixed else 3):
+        if not fixed:
+            spec.openwire_port, spec.stomp_port, spec.ws_port = (
+                free_port(),
+                free_port(),
+                free_port(),
+            )
+        spec.data_dir = Path(spec.data_dir or workdir / f"broker-{spec.name}")
+        spec.data_dir.mkdir(parents=True, exist_ok=True)
+        xml_path = workdir / f"activemq-{spec.name}.xml"
+        xml_path.write_text(render(spec))
+        argv = java_argv(xml_path, spec.heap, ["--watch-stdin"])
+        if spec.cpus:
+            argv = ["taskset", "-c", spec.cpus, *argv]
+        if launcher is not None:
+            launcher.put(xml_path)
+            cmd, cwd = launcher.command(argv, cwd=spec.data_dir), None
+        else:
+            # whatever the broker writes beside it (derby.log) stays in its data directory
+            cmd, cwd = (wrap or []) + argv, spec.data_dir
+        child = sup.start(
+            f"broker-{spec.name}" + (f"-try{attempt}" if attempt else ""),
+            cmd,
+            role="broker",
+            cwd=cwd,
+            remote=launcher is not None,
+        )
+        broker = Broker(spec=spec, child=child, xml_path=xml_path)
+        try:
+            wait_ready(sup, broker, timeout, probe)
+            return broker
+        except BrokerError as e:
+            last_error = str(e)
+            sup.stop(child)
+            if fixed or "in use" not in last_error.lower():
+                raise
+    raise BrokerError(last_error)
+
+
+def wait_ready(
+    sup: Supervisor,
+    broker: Broker,
+    timeout: float,
+    probe: Callable[[str, int], bool] | None = None,
+) -> None:
+    probe = probe or port_accepts
+    deadline = time.monotonic() + timeout
+    child = broker.child
+    said_ready: list[bool] = []
+    others: list = []  # other children's events, returned in order for whoever waits on them
+
+    def take(who: Child, e: dict) -> None:
+        if who is not child:
+            others.append((who, e))
+        elif e.get("event") == "ready":
+            broker.version = e.get("version", broker.version)
+            said_ready.append(True)
+        elif e.get("event") == "exit":
+            raise BrokerError(
+                f"broker {broker.spec.name} exited with {e['code']} before ready: "
+                f"{_why(child)} (log: {child.log_path})"
+            )
+
+    try:
+        if not sup.wait_until(lambda: bool(said_ready), timeout, take, poll=timeout):
+            raise BrokerError(
+                f"broker {broker.spec.name} not ready after {timeout:.0f} s (log: {child.log_path})"
+            )
+    finally:
+        sup.put_back(others)
+    while not all(probe(broker.spec.host, p) for p in broker.ports):
+        if time.monotonic() > deadline:
+            raise BrokerError(
+                f"broker {broker.spec.name} said ready but ports {broker.ports} do not accept"
+            )
+        time.sleep(0.05)
+
+
+def _why(child: Child) -> str:
+    for line in reversed(child.stderr_tail):
+        low = line.lower()
+        if "address already in use" in low or "bindexception" in low:
+            return "a port is already in use: " + line
+    return child.last_error()
+
+
+_RENDER_DRIVERS = {
+    "jdbc-postgres": {"driver": "org.postgresql.Driver"},
+    "jdbc-mariadb": {"driver": "org.mariadb.jdbc.Driver", "adapter": "mysql-jdbc-adapter"},
+    "jdbc-derby": {"driver": "org.apache.derby.jdbc.EmbeddedDriver"},
+}
+
+
+def render_main(argv: list[str]) -> int:
+    """``python -m burstbench.infra.brokers render OPTIONS > activemq.xml``: print the activemq.xml
+    of a broker the harness does not start (a container, another host), from the same template.
+
+    Hosts, ports, the data directory (relative paths resolve against the broker's working
+    directory), the store and the network connectors all come from the options. Text such as
+    ``${NAME}`` passes through unchanged, so a secret can stay a placeholder that the
+    deployment fills in when the broker starts (``deploy/broker-entrypoint.sh``).
+    """
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(
+        prog="python -m burstbench.infra.brokers render",
+        description="Print the activemq.xml of a broker the harness does not start, rendered "
+        "from broker/templates/activemq.xml.j2.")
+    ap.add_argument("--name", required=True, help="brokerName")
+    ap.add_argument("--host", required=True, help="address the connectors bind, e.g. 0.0.0.0")
+    for proto in ("openwire", "stomp", "ws"):
+        ap.add_argument(f"--{proto}-port", type=int, required=True, metavar="PORT")
+    ap.add_argument("--persistence", default="none", choices=PERSISTENCE)
+    ap.add_argument("--data-dir", required=True, help="the broker's dataDirectory")
+    ap.add_argument("--network-to", action="append", default=[], metavar="URL",
+                    help="OpenWire URL of a peer this broker forwards to (repeatable)")
+    ap.add_argument("--duplex", action="store_true", help="make the network connectors duplex")
+    ap.add_argument("--network-ttl", type=int, default=1, metavar="HOPS")
+    ap.add_argument("--jdbc-url", help="JDBC URL (jdbc-* persistence only)")
+    ap.add_argument("--jdbc-user", default="", help="may be a ${NAME} placeholder")
+    ap.add_argument("--jdbc-password", default="", help="may be a ${NAME} placeholder")
+    ap.add_argument("--no-flow-control", action="store_true")
+    args = ap.parse_args(argv)
+
+    for opt in ("openwire_port", "stomp_port", "ws_port"):
+        if not 0 < getattr(args, opt) < 65536:
+            ap.error(f"--{opt.replace('_', '-')} must be 1..65535")
+    jdbc = None
+    if args.persistence in _RENDER_DRIVERS:
+        if not args.jdbc_url:
+            ap.error(f"--persistence {args.persistence} needs --jdbc-url")
+        jdbc = {**_RENDER_DRIVERS[args.persistence], "url": args.jdbc_url,
+                "user": args.jdbc_user, "password": args.jdbc_password}
+    elif args.jdbc_url or args.jdbc_user or args.jdbc_password:
+        ap.error(f"--jdbc-* options need a jdbc-* --persistence, not {args.persistence}")
+    connectors = []
+    for url in args.network_to:
+        peer = url.split("://", 1)[-1].split(":", 1)[0].split("/", 1)[0]
+        if "://" not in url or not peer:
+            ap.error(f"--network-to: {url!r} is not a URL (tcp://host:port)")
+        connectors.append(NetworkConnector(
+            name=f"{args.name}-to-{peer}", uri=f"static:({url})?maxReconnectDelay=1000",
+            duplex=args.duplex, ttl=args.network_ttl))
+    spec = BrokerSpec(
+        name=args.name, host=args.host, persistence=args.persistence,
+        data_dir=Path(args.data_dir), openwire_port=args.openwire_port,
+        stomp_port=args.stomp_port, ws_port=args.ws_port,
+        producer_flow_control=not args.no_flow_control,
+        network_connectors=connectors, jdbc=jdbc,
+    )
+    sys.stdout.write(render(spec))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m burstbench.infra.brokers [--persistence P]``: run one broker until Ctrl-C (for
+    developing a client by hand). Prints its URLs as one JSON line.
+
+    ``python -m burstbench.infra.brokers render ...`` prints an activemq.xml instead
+    (``render_main``).
+    """
+    import argparse
+    import json
+    import sys
+    import tempfile
+
+    from burstbench.infra.procs import Interrupted, install_signal_handlers
+
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["render"]:
+        return render_main(argv[1:])
+    ap = argparse.ArgumentParser(prog="python -m burstbench.infra.brokers",
+                                 epilog="python -m burstbench.infra.brokers render --help: print "
+                                 "an activemq.xml for a broker the harness does not start")
+    ap.add_argument("--persistence", default="none", choices=PERSISTENCE)
+    args = ap.parse_args(argv)
+    install_signal_handlers()
+    work = Path(tempfile.mkdtemp(prefix="burstbench-broker-"))
+    with Supervisor(work / "logs") as sup:
+        b = start(sup, BrokerSpec(persistence=args.persistence), work)
+        print(
+            json.dumps(
+                {
+                    "openwire": b.openwire_url,
+                    "stomp": b.stomp_url,
+                    "ws": b.ws_url,
+                    "log": str(b.child.log_path),
+                }
+            ),
+            flush=True,
+        )
+        try:
+            while b.child.alive():
+                time.sleep(0.5)
+        except Interrupted:
+            pass
+    return 0
+
+
+
+# -- brokers the harness did not start -------------------------------------------------------
+_SCHEMES = {"tcp": "openwire", "ssl": "openwire", "nio": "openwire", "failover": "openwire",
+            "stomp": "stomp", "stomp+ssl": "stomp", "ws": "ws", "wss": "ws"}
+
+
+@dataclass
+class External:
+    """A broker given by ``--broker-url``: used, never configured, started or stopped."""
+
+    name: str
+    urls: dict[str, str]  # protocol -> URL
+    version: str = "unknown"
+    statistics: dict = field(default_factory=dict)
+    child: None = None
+
+    def url_for(self, protocol: str) -> str:
+        try:
+            return self.urls[protocol]
+        except KeyError:
+            raise BrokerError(f"external broker {self.name} has no {protocol} URL "
+                              f"(give one in --broker-url)") from None
+
+    def store_bytes(self) -> int:
+        return 0
+
+
+def parse_external(name: str, text: str) -> External:
+    """``tcp://h:61616,stomp://h:61613,ws://h:61614/`` -> an External (ValueError if bad)."""
+    urls: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        scheme = part.split("://", 1)[0].split(":", 1)[0].lower()
+        if "://" not in part and not part.startswith("failover:"):
+            raise ValueError(f"--broker-url: {part!r} is not a URL (scheme://host:port)")
+        proto = _SCHEMES.get(scheme)
+        if proto is None:
+            raise ValueError(f"--broker-url: unknown scheme {scheme!r} in {part!r} "
+                             f"(known: {', '.join(_SCHEMES)})")
+        if proto in urls:
+            raise ValueError(f"--broker-url: two {proto} URLs for one broker: {text!r}")
+        urls[proto] = part
+    if not urls:
+        raise ValueError("--broker-url: empty")
+    return External(name=name, urls=urls)
+
+
+def inspect_external(ext: External, user: str | None = None, password: str | None = None,
+                     timeout: float = 5.0) -> None:
+    """Read the broker's version (STOMP CONNECTED ``server`` header) and, where the broker
+    runs the statistics plugin, its statistics. What cannot be read stays "unknown"."""
+    from urllib.parse import urlsplit
+
+    import stomp
+
+    url = ext.urls.get("stomp")
+    if not url:
+        return
+    u = urlsplit(url)
+    got: dict = {}
+
+    class L(stomp.ConnectionListener):
+        def on_connected(self, frame):
+            got["server"] = frame.headers.get("server", "")
+
+        def on_message(self, frame):
+            got["stats"] = frame.body
+
+    conn = _stats_connection(u, timeout, L())
+    try:
+        conn.connect(user, password, wait=True)
+        server = got.get("server", "")
+        if "/" in server:
+            ext.version = server.split("/", 1)[1]
+        conn.subscribe("/temp-queue/bb-stats", id="s", ack="auto")
+        conn.send("/queue/ActiveMQ.Statistics.Broker", "",
+                  headers={"reply-to": "/temp-queue/bb-stats",
+                           "transformation": "jms-map-xml"})
+        deadline = time.monotonic() + timeout
+        while "stats" not in got and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if "stats" in got:
+            ext.statistics = _map_message(got["stats"])
+        conn.disconnect()
+    except Exception as e:  # noqa: BLE001 - whatever failed, the figures are just unknown
+        ext.statistics = {"error": f"{type(e).__name__}: {e}"}
+
+
+_STAT_KEYS = {"enqueueCount": "enqueued", "dequeueCount": "dequeued",
+              "dispatchCount": "dispatched", "inflightCount": "inflight",
+              "expiredCount": "expired", "size": "size", "consumerCount": "consumers",
+              "producerCount": "producers"}
+
+
+def external_queue_counts(ext: External, prefix: str, user: str | None = None,
+                          password: str | None = None, timeout: float = 5.0) -> dict:
+    """The run's queues' counters from a broker the harness did not start, through the
+    statistics plugin (``ActiveMQ.Statistics.Destination.<prefix>>``: one reply per queue).
+    Same shape as a started broker's ``stats`` line; ``{"error": ...}`` when it cannot."""
+    from urllib.parse import urlsplit
+
+    import stomp
+
+    url = ext.urls.get("stomp")
+    if not url:
+        return {"error": "no stomp:// URL to ask the statistics plugin through"}
+    u = urlsplit(url)
+    replies: list = []
+
+    class L(stomp.ConnectionListener):
+        def on_message(self, frame):
+            replies.append(_map_message(frame.body))
+
+    conn = _stats_connection(u, timeout, L())
+    try:
+        conn.connect(user, password, wait=True)
+        conn.subscribe("/temp-queue/bb-qstats", id="s", ack="auto")
+        conn.send(f"/queue/ActiveMQ.Statistics.Destination.{prefix}>", "",
+                  headers={"reply-to": "/temp-queue/bb-qstats", "transformation": "jms-map-xml"})
+        # one reply per queue, no end marker: wait until they stop coming
+        deadline, last, seen = time.monotonic() + timeout, time.monotonic(), 0
+        while time.monotonic() < deadline and (not replies or time.monotonic() - last < 0.5):
+            if len(replies) != seen:
+                seen, last = len(replies), time.monotonic()
+            time.sleep(0.05)
+        conn.disconnect()
+    except Exception as e:  # noqa: BLE001 - unreadable counters are reported, not fatal
+        return {"error": f"statistics plugin: {type(e).__name__}: {e}"}
+    queues = {}
+    for r in replies:
+        name = str(r.get("destinationName", "")).removeprefix("queue://")
+        if name.startswith(prefix):
+            queues[name] = {ours: int(r.get(theirs, 0)) for theirs, ours in _STAT_KEYS.items()}
+    if not queues:
+        return {"error": "the statistics plugin did not answer for the run's queues"}
+    return {"queues": queues, "bridges": []}
+
+
+def _stats_connection(u, timeout: float, listener):
+    """A stomp.py connection (not yet connected) to an external broker's STOMP URL ``u``
+    (urlsplit), for asking its statistics plugin; ``listener`` gets the replies."""
+    import stomp
+
+    conn = stomp.Connection11([(u.hostname, u.port)], reconnect_attempts_max=1,
+                              timeout=timeout)
+    if u.scheme == "stomp+ssl":
+        conn.set_ssl(for_hosts=[(u.hostname, u.port)])
+    conn.set_listener("stats", listener)
+    return conn
+
+
+def _map_message(body) -> dict:
+    """A JMS MapMessage as ActiveMQ's STOMP ``jms-map-xml`` transformation renders it."""
+    import xml.etree.ElementTree as ET
+
+    text = body.decode() if isinstance(body, bytes) else str(body)
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError:
+        return {"raw": text[:2000]}
+    out: dict = {}
+    for entry in root.findall("entry"):
+        key, value = list(entry)[:2]
+        v = value.text or ""
+        if value.tag in ("long", "int", "short"):
+            out[key.text] = int(v)
+        elif value.tag in ("double", "float"):
+            out[key.text] = float(v)
+        else:
+            out[key.text] = v
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,524 @@
+"""``./bench perf clients``: each client against a minimal loop of the same library.
+
+Both are measured the same way on the same broker, alternating within each round so that
+the machine's noise falls on both (loop then client in even rounds, client then loop in odd
+ones): the producer sends COUNT messages into an empty queue (send rate = COUNT / (broker's
+confirmation of the last message − first send); the loops time their sends the same way),
+then the consumer drains that backlog (receive rate = COUNT / (last receive − first
+receive)). One warm-up round is discarded; the table shows the median of the measured rounds
+with min and max, and the ratio client / loop: the bench's own cost, which must stay within
+5% (ratio >= 0.95). A ratio is taken round by round (client / loop measured next to each
+other), and the table shows the median of those with their min and max: the machine's slow
+drift falls on both sides of each. A stock client with a tuned entry (``stomp-py-tuned``...)
+has it measured in the same rounds, and tuned / stock is printed as the headroom the library leaves.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import os
+import re
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from burstbench import clients, options, paths
+from burstbench.infra import brokers
+from burstbench.infra.procs import ChildExited, Supervisor
+from burstbench.measure import measure, results
+
+
+class PerfError(RuntimeError):
+    pass
+
+
+_TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
+
+
+class CpuSampler(threading.Thread):
+    """The CPU time (user + system, all threads) of one process, read from /proc every
+    ``every`` seconds with the wall clock beside it, so that the CPU it spent between two
+    instants (the first and the last message it received) can be told afterwards: a figure of
+    the process's own work per message, which the broker's and the machine's scheduling move
+    much less than they move its rate."""
+
+    def __init__(self, pid: int, every: float = 0.005):
+        super().__init__(daemon=True, name=f"cpu-{pid}")
+        self.path, self.every = f"/proc/{pid}/stat", every
+        self.samples: list[tuple[int, float]] = []  # (epoch ns, CPU ns)
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.is_set():
+            try:
+                with open(self.path, "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                return
+            # fields[0] is the state (field 3): utime and stime are fields 14 and 15
+            self.samples.append((time.time_ns(), (int(fields[11]) + int(fields[12])) * _TICK_NS))
+            self.halt.wait(self.every)
+
+    def cpu_between(self, first_ns: int, last_ns: int) -> float:
+        """CPU ns spent from first_ns to last_ns (interpolated between samples); nan when the
+        samples do not cover the span. A process that exits within 25 ms of last_ns (a loop
+        that disconnects and prints) is taken at its last sample: that can only make it look
+        cheaper than it was."""
+        s = self.samples
+        if len(s) < 2 or s[0][0] > first_ns or s[-1][0] < last_ns - 25_000_000:
+            return math.nan
+        return _interp(s, last_ns) - _interp(s, first_ns)
+
+
+def _interp(s: list[tuple[int, float]], t: int) -> float:
+    i = bisect.bisect_left(s, (t, -1.0))
+    if i == 0:
+        return s[0][1]
+    if i == len(s):
+        return s[-1][1]
+    (t0, c0), (t1, c1) = s[i - 1], s[i]
+    return c0 + (c1 - c0) * ((t - t0) / (t1 - t0) if t1 > t0 else 0.0)
+
+
+def _run_to_end(sup: Supervisor, name: str, argv: list[str], timeout: float,
+                cpu: list | None = None) -> list[dict]:
+    """Run one program to its end; its events. With ``cpu`` (a list), a CpuSampler of the
+    process is appended to it."""
+    child = sup.start(name, argv, role="perf")
+    sampler = None
+    if cpu is not None:
+        sampler = CpuSampler(child.pid)
+        sampler.start()
+        cpu.append(sampler)
+    evs: list[dict] = []
+    exited: list[int] = []
+
+    def take(who, ev: dict) -> None:
+        if who is not child:
+            return
+        if ev.get("event") == "exit":
+            exited.append(ev["code"])
+        else:
+            evs.append(ev)
+
+    try:
+        try:
+            ok = sup.wait_until(lambda: bool(exited), timeout, take, watch=[child],
+                                poll=timeout)
+        except ChildExited as e:
+            raise PerfError(f"{name} exited with {e.code}: {child.last_error()}") from None
+        if not ok:
+            sup.stop(child)
+            raise PerfError(f"{name} did not finish within {timeout:.0f} s "
+                            f"(log: {child.log_path})")
+        return evs
+    finally:
+        if sampler is not None:
+            sampler.halt.set()
+            sampler.join()
+
+
+def _run_together(sup: Supervisor, consumer: tuple[str, list[str]], producer: tuple[str, list[str]],
+                  subscribed, timeout: float) -> dict[str, list[dict]]:
+    """Start the consumer, wait until ``subscribed(child, events)`` says it is listening, start
+    the producer, and wait for both to exit 0. Returns each one's events by name."""
+    deadline = time.monotonic() + timeout
+    children = {consumer[0]: sup.start(consumer[0], consumer[1], role="perf")}
+    evs: dict[str, list[dict]] = {consumer[0]: [], producer[0]: []}
+
+    def take(who, ev: dict) -> None:
+        name = next((n for n, c in children.items() if c is who), None)
+        if name is None:
+            return
+        if ev.get("event") == "exit" and ev["code"] != 0:
+            for c in children.values():
+                sup.stop(c)
+            raise PerfError(f"{name} exited with {ev['code']}: {who.last_error()}")
+        evs[name].append(ev)
+
+    def pump(until) -> None:
+        if not sup.wait_until(until, deadline - time.monotonic(), take, poll=0.2):
+            for c in children.values():
+                sup.stop(c)
+            raise PerfError(f"{' and '.join(children)} did not finish within "
+                            f"{timeout:.0f} s (logs: {sup.log_dir})")
+
+    c = children[consumer[0]]
+    pump(lambda: subscribed(c, evs[consumer[0]]))
+    children[producer[0]] = sup.start(producer[0], producer[1], role="perf")
+    pump(lambda: all(any(e.get("event") == "exit" for e in evs[n]) for n in children))
+    return evs
+
+
+def _rate(n: int, first: int, last: int) -> float:
+    return n / ((last - first) / 1e9) if last > first else float("nan")
+
+
+def loop_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str):
+    send_argv, recv_argv = r.client.loops
+    url = broker.url_for(r.protocol)
+    q = f"perf.{tag}.{uuid.uuid4().hex[:6]}"
+    s = _run_to_end(sup, f"loop-send-{tag}", [*send_argv, url, q, str(count), str(size)], 600)
+    cpu: list[CpuSampler] = []
+    rcv = _run_to_end(sup, f"loop-recv-{tag}", [*recv_argv, url, q, str(count)], 600, cpu)
+    s, rcv = s[-1], rcv[-1]
+    if int(rcv["count"]) != count:
+        raise PerfError(f"loop {r.label} received {rcv['count']} of {count}")
+    first, last = int(rcv["first_ns"]), int(rcv["last_ns"])
+    return (
+        _rate(count, int(s["first_ns"]), int(s["last_ns"])),
+        _rate(count, first, last),
+        _rate(count, first, last),
+        _cpu_us(cpu[0], count, first, last),
+    )
+
+
+def _cpu_us(sampler: CpuSampler, count: int, first: int, last: int) -> float:
+    """The consumer's CPU microseconds per message between its first and last message."""
+    return sampler.cpu_between(first, last) / 1000 / max(1, count - 1)
+
+
+def _client_argvs(broker, r: clients.Resolved, q: str, count: int, size: int, prec: Path,
+                  crec: Path) -> tuple[list[str], list[str]]:
+    common = ["--url", broker.url_for(r.protocol), "--destinations", q, "--count", str(count)]
+    return (options.command(r, "producer", common + ["--size", str(size), "--records", str(prec)]),
+            options.command(r, "consumer", common + ["--records", str(crec)]))
+
+
+def _client_rates(r: clients.Resolved, count: int, prec: Path, crec: Path,
+                  send_events: list[dict], cpu: CpuSampler | None = None) -> tuple:
+    """(send msg/s to the broker's confirmation of the last message, receive msg/s first to
+    last message, send msg/s to the last send call as ActiveMQ's CLI producer times itself:
+    its asynchronous sends return before the broker has the message, and with ``cpu`` the
+    consumer's CPU microseconds per message from its first to its last)."""
+    sent = measure.read_producer_records(prec)
+    got = measure.read_consumer_records(crec)
+    if len(got) != count:
+        raise PerfError(f"client {r.label} received {len(got)} of {count}")
+    # the send ends when the broker confirmed the last message (the producer's burst line)
+    confirmed = max((e["_rx_ns"] for e in send_events if e.get("event") == "burst"),
+                    default=max(t for *_, t in sent))
+    first, last_call = min(t for *_, t in sent), max(t for *_, t in sent)
+    r0, r1 = min(x.recv_ns for x in got), max(x.recv_ns for x in got)
+    return (
+        _rate(count, first, max(confirmed, last_call)),
+        _rate(count, r0, r1),
+        _rate(count, first, last_call),
+        _cpu_us(cpu, count, r0, r1) if cpu is not None else math.nan,
+    )
+
+
+def client_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str, work: Path):
+    """Our producer sends the burst into an empty queue, then our consumer drains it."""
+    prec, crec = work / f"{tag}-p.tsv", work / f"{tag}-c.tsv"
+    send, recv = _client_argvs(broker, r, f"perf.{tag}.{uuid.uuid4().hex[:6]}", count, size,
+                               prec, crec)
+    sent_evs = _run_to_end(sup, f"client-send-{tag}", send, 600)
+    cpu: list[CpuSampler] = []
+    _run_to_end(sup, f"client-recv-{tag}", recv, 600, cpu)
+    return _client_rates(r, count, prec, crec, sent_evs, cpu[0])
+
+
+def client_pair_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str,
+                     work: Path):
+    """Our producer and consumer at the same time on one queue (the consumer subscribed
+    first)."""
+    prec, crec = work / f"{tag}-pair-p.tsv", work / f"{tag}-pair-c.tsv"
+    send, recv = _client_argvs(broker, r, f"perf.pair.{tag}.{uuid.uuid4().hex[:6]}", count,
+                               size, prec, crec)
+    cname, pname = f"pair-recv-{tag}", f"pair-send-{tag}"
+    evs = _run_together(sup, (cname, recv), (pname, send),
+                        lambda c, e: any(x.get("event") == "ready" for x in e), 600)
+    return _client_rates(r, count, prec, crec, evs[pname])
+
+
+_CONSOLE = paths.CLIENTS / "java" / "target" / "console-lib"
+_TIME = re.compile(r"^(\d\d):(\d\d):(\d\d)\.(\d{3}) .* Received ")
+
+
+def _cli_argv(role: str, url: str, q: str, count: int, size: int) -> list[str]:
+    if not _CONSOLE.exists():
+        raise PerfError(f"{_CONSOLE} missing: run ./bench setup")
+    argv = ["java", *clients.JAVA_OPTS, "-Dorg.slf4j.simpleLogger.showDateTime=true",
+            "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS", "-cp", f"{_CONSOLE}/*",
+            "org.apache.activemq.console.command.ShellCommand", role, "--brokerUrl", url,
+            "--destination", f"queue://{q}", "--messageCount", str(count)]
+    if role == "producer":
+        argv += ["--messageSize", str(size), "--persistent", "false"]
+    return argv
+
+
+def _cli_send_rate(log: Path, count: int) -> float:
+    ms = re.findall(r"Elapsed time in milli second : (\d+)", log.read_text())
+    if not ms:
+        raise PerfError(f"ActiveMQ's CLI producer printed no elapsed time ({log})")
+    return count / (int(ms[-1]) / 1000)
+
+
+def _cli_recv_rate(log: Path, count: int) -> float:
+    stamps = []
+    for line in log.read_text().splitlines():
+        m = _TIME.match(line)
+        if m:
+            h, mi, sec, milli = map(int, m.groups())
+            stamps.append(((h * 60 + mi) * 60 + sec) * 1000 + milli)
+    if len(stamps) != count:
+        raise PerfError(f"ActiveMQ's CLI consumer logged {len(stamps)} of {count} messages")
+    span_ms = (stamps[-1] - stamps[0]) % 86_400_000
+    return (count - 1) / (span_ms / 1000) if span_ms else math.nan
+
+
+def cli_once(sup, broker, count: int, size: int, tag: str):
+    """ActiveMQ's own command-line producer and consumer (activemq-console), as users run
+    them, one after the other: the producer reports its elapsed time; the consumer logs a line
+    per message, whose first and last timestamps give its rate."""
+    q = f"perf.cli.{tag}.{uuid.uuid4().hex[:6]}"
+    url = broker.openwire_url
+    _run_to_end(sup, f"cli-send-{tag}", _cli_argv("producer", url, q, count, size), 600)
+    _run_to_end(sup, f"cli-recv-{tag}", _cli_argv("consumer", url, q, count, size), 600)
+    return (_cli_send_rate(sup.log_dir / f"cli-send-{tag}.log", count),
+            _cli_recv_rate(sup.log_dir / f"cli-recv-{tag}.log", count))
+
+
+def cli_pair_once(sup, broker, count: int, size: int, tag: str):
+    """The CLI consumer, then the CLI producer once the consumer says it waits for messages."""
+    q = f"perf.cli-pair.{tag}.{uuid.uuid4().hex[:6]}"
+    url = broker.openwire_url
+    cname, pname = f"cli-pair-recv-{tag}", f"cli-pair-send-{tag}"
+    clog = sup.log_dir / f"{cname}.log"
+
+    def waiting(_child, _evs) -> bool:
+        return clog.exists() and " wait until " in clog.read_text()
+
+    _run_together(sup, (cname, _cli_argv("consumer", url, q, count, size)),
+                  (pname, _cli_argv("producer", url, q, count, size)), waiting, 600)
+    return (_cli_send_rate(sup.log_dir / f"{pname}.log", count), _cli_recv_rate(clog, count))
+
+
+def _tuned_of(r: clients.Resolved) -> clients.Resolved | None:
+    """The tuned entry of a stock client, on the same transport; None if it has none."""
+    for c in clients.tuned_clients():
+        if c.tuned_of == r.client.name and r.transport in c.transports:
+            return clients.Resolved(c, r.transport)
+    return None
+
+
+def _spread(vals: list[float]) -> dict:
+    return {"median": statistics.median(vals), "min": min(vals), "max": max(vals)}
+
+
+def _paired(a: list[tuple], b: list[tuple], idx: int) -> dict:
+    """a / b round by round (both measured in the same round, next to each other): the
+    median of those ratios with their min and max."""
+    return _spread([x[idx] / y[idx] for x, y in zip(a, b, strict=True)])
+
+
+def run(
+    specs: list[str], sizes: list[int], counts: dict[int, int], rounds: int, out=sys.stdout,
+    optimized_dispatch: bool = False, counts_jvm: dict[int, int] | None = None,
+    with_cli: bool = True,
+) -> dict:
+    resolved = [clients.resolve(s) for s in specs]
+    for r in resolved:
+        why = r.client.missing()
+        if why:
+            raise PerfError(why)
+        if r.client.tuned:
+            raise PerfError(f"{r.client.name} is a tuned entry: name its stock client "
+                            f"({r.client.tuned_of}); the tuned one is measured beside it")
+        if not r.client.loops:
+            raise PerfError(f"{r.client.name} has no minimal loop to compare with")
+        tuned = _tuned_of(r)
+        if tuned is not None and tuned.client.missing():
+            raise PerfError(tuned.client.missing())
+    run_dir = results.Run(results.new_run_id("perf-clients"), sys.argv)
+    table = []
+    with tempfile.TemporaryDirectory(prefix="burstbench-perf-") as tmp:
+        work = Path(tmp)
+        with Supervisor(run_dir.dir / "logs") as sup:
+            broker = brokers.start(
+                sup,
+                brokers.BrokerSpec(
+                    name="perf", heap="2g", queue_memory_limit="512mb", memory_limit="1gb",
+                    optimized_dispatch=optimized_dispatch,
+                ),
+                work,
+            )
+            for r in resolved:
+                tuned = _tuned_of(r)
+                for size in sizes:
+                    jvm = r.client.language == "java"
+                    count = (counts_jvm if jvm and counts_jvm else counts).get(size, 50000)
+                    samples = {k: [] for k in ("loop", "client", "tuned", "cli", "pair",
+                                               "cli_pair")}
+                    cli = with_cli and r.client.name == "openwire-jms"
+                    for i in range(rounds + 1):
+                        tag = f"{r.client.name}-{size}-{i}"
+                        measures = {
+                            # (each called in this iteration, below: B023 does not apply)
+                            "loop": lambda: loop_once(sup, broker, r, count, size, tag),  # noqa: B023
+                            "client": lambda: client_once(sup, broker, r, count, size, tag,  # noqa: B023
+                                                          work),
+                        }
+                        if tuned is not None:
+                            measures["tuned"] = lambda: client_once(
+                                sup, broker, tuned, count, size, f"{tag}-tuned", work)  # noqa: B023
+                        order = list(measures) if i % 2 == 0 else list(measures)[::-1]
+                        got = {k: measures[k]() for k in order}
+                        if cli:
+                            # apart: send a backlog, then drain it; together: the consumer
+                            # listens while the producer sends (the pair as users run it)
+                            got["cli"] = cli_once(sup, broker, count, size, tag)
+                            got["pair"] = client_pair_once(sup, broker, r, count, size, tag, work)
+                            got["cli_pair"] = cli_pair_once(sup, broker, count, size, tag)
+                        if i == 0:
+                            continue  # warm-up round: broker and JIT settle
+                        for k, v in got.items():
+                            samples[k].append(v)
+                    row = {"client": r.label, "size": size, "count": count}
+                    for role, idx in (("send", 0), ("recv", 1)):
+                        lo = _spread([s[idx] for s in samples["loop"]])
+                        cl = _spread([s[idx] for s in samples["client"]])
+                        # each round's client against the loop measured beside it: the machine's
+                        # slow drift falls on both, so the ratio's spread is the rounds' own
+                        paired = _paired(samples["client"], samples["loop"], idx)
+                        row[role] = {"loop": lo, "client": cl, "ratio": paired["median"],
+                                     "ratio_spread": paired,
+                                     "ratio_of_medians": cl["median"] / lo["median"],
+                                     "rounds": {"loop": [s[idx] for s in samples["loop"]],
+                                                "client": [s[idx] for s in samples["client"]]}}
+                        if role == "recv":
+                            # the consumer's own CPU per message: its work, less moved by the
+                            # machine's scheduling than its rate (loop / client: >= 0.95 too)
+                            row[role]["cpu_us_per_msg"] = {
+                                "loop": _spread([s[3] for s in samples["loop"]]),
+                                "client": _spread([s[3] for s in samples["client"]]),
+                                "ratio": _paired(samples["loop"], samples["client"], 3)}
+                        if samples["tuned"]:
+                            tu = _spread([s[idx] for s in samples["tuned"]])
+                            tp = _paired(samples["tuned"], samples["client"], idx)
+                            row[role]["tuned"] = {"client": tuned.label, "rates": tu,
+                                                  "ratio_to_stock": tp["median"],
+                                                  "ratio_spread": tp,
+                                                  "rounds": [s[idx] for s in samples["tuned"]]}
+                        for mode, ours, theirs in (("apart", "client", "cli"),
+                                                   ("together", "pair", "cli_pair")):
+                            if not samples[theirs]:
+                                continue
+                            ac = _spread([s[idx] for s in samples[theirs]])
+                            # like with like: the CLI's send time ends at its last send call
+                            mine = _spread([s[2 if role == "send" else 1] for s in samples[ours]])
+                            row[role].setdefault("vs_cli", {})[mode] = {
+                                "activemq_cli": ac, "client_like_cli": mine,
+                                "ratio_to_cli": mine["median"] / ac["median"]}
+                    table.append(row)
+                    print(format_row(row), file=out, flush=True)
+    doc = {
+        "kind": "perf-clients",
+        "rounds": rounds,
+        "counts": {str(k): v for k, v in counts.items()},
+        "counts_jvm": {str(k): v for k, v in (counts_jvm or counts).items()},
+        "table": table,
+        "broker_version": brokers.ACTIVEMQ_VERSION,
+        "optimized_dispatch": optimized_dispatch,
+    }
+    (run_dir.dir / "perf.json").write_text(json.dumps(results.json_safe(doc), indent=2))
+    run_dir.finish("complete")
+    return doc
+
+
+HEADER = (
+    f"{'client':<14}{'size':>6}  {'role':<5}{'loop msg/s (min-max)':>28}"
+    f"{'client msg/s (min-max)':>30}{'ratio, by round (min-max)':>28}"
+)
+
+
+TARGET = 0.95  # the stock client within 5% of its loop: the bench's own cost
+
+CPU_FOOTNOTE = (
+    "CPU us/msg: the consumer process's own CPU time (user + system, from /proc) from its first "
+    "to its last message,\n  per message; the ratio is loop / client round by round (the "
+    "client's share of the loop's efficiency).")
+
+TUNED_FOOTNOTE = (
+    "tuned rows: the stock client's rate (left) against its -tuned entry's (right), measured "
+    "in the same rounds;\n  their ratio is the headroom the library's public API leaves on "
+    "the table, not a figure of the library.")
+
+CLI_FOOTNOTE = (
+    "vs CLI: ActiveMQ's own producer and consumer (activemq-console) on the same broker; left "
+    "theirs, right ours.\n  apart = the producer sends its burst, then the consumer drains "
+    "the queue; together = the consumer listens while the producer sends.\n"
+    "* ActiveMQ's CLI producer times itself to its last send call (its sends are "
+    "asynchronous), so these rows time ours the same way;\n  the rows above time every send "
+    "to the broker's confirmation of the last message.")
+
+
+def _ratio_spread(d: dict) -> str:
+    """The round-by-round ratios' min-max, when the row has them."""
+    sp = d.get("ratio_spread")
+    return f" ({sp['min']:.2f}-{sp['max']:.2f})" if sp else ""
+
+
+def format_row(row: dict) -> str:
+    lines = []
+    for role in ("send", "recv"):
+        d = row[role]
+        lo, cl = d["loop"], d["client"]
+        lines.append(
+            f"{row['client']:<14}{row['size']:>6}  {role:<5}"
+            f"{lo['median']:>10,.0f} ({lo['min']:,.0f}-{lo['max']:,.0f})".ljust(58)
+            + f"{cl['median']:>10,.0f} ({cl['min']:,.0f}-{cl['max']:,.0f})".ljust(30)
+            + f"{d['ratio']:>7.2f}" + _ratio_spread(d) + ("" if d["ratio"] >= TARGET else
+                                                           "  < 0.95")
+        )
+        if "cpu_us_per_msg" in d:
+            c = d["cpu_us_per_msg"]
+            cl_, cc, rs = c["loop"], c["client"], c["ratio"]
+            lines.append(f"{'  CPU us/msg':<22}{role:<5}"
+                         f"{cl_['median']:>10.2f} ({cl_['min']:.2f}-{cl_['max']:.2f})".ljust(58)
+                         + f"{cc['median']:>10.2f} ({cc['min']:.2f}-{cc['max']:.2f})".ljust(30)
+                         + f"{rs['median']:>7.2f} ({rs['min']:.2f}-{rs['max']:.2f})"
+                         + ("" if rs["median"] >= TARGET else "  < 0.95"))
+        if "tuned" in d:
+            tu = d["tuned"]["rates"]
+            lines.append(f"{'  ' + d['tuned']['client']:<22}{role:<5}"
+                         f"{cl['median']:>10,.0f} ({cl['min']:,.0f}-{cl['max']:,.0f})".ljust(58)
+                         + f"{tu['median']:>10,.0f} ({tu['min']:,.0f}-{tu['max']:,.0f})".ljust(30)
+                         + f"{d['tuned']['ratio_to_stock']:>7.2f}" + _ratio_spread(d["tuned"]))
+        for mode, c in d.get("vs_cli", {}).items():
+            ac, mine = c["activemq_cli"], c["client_like_cli"]
+            label = f"  vs CLI ({mode})" + ("*" if role == "send" else "")
+            lines.append(f"{label:<22}{role:<5}"
+                         f"{ac['median']:>10,.0f} ({ac['min']:,.0f}-{ac['max']:,.0f})".ljust(58)
+                         + f"{mine['median']:>10,.0f} "
+                           f"({mine['min']:,.0f}-{mine['max']:,.0f})".ljust(30)
+                         + f"{c['ratio_to_cli']:>7.2f}")
+    return "\n".join(lines)
+
+
+def main(args) -> int:
+    specs = args.clients.split(",") if args.clients else list(clients.LANGUAGE_CLIENTS)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    jvm = args.count_jvm or args.count
+    counts = {6: args.count, 1024: max(1000, args.count // 2)}
+    counts_jvm = {6: jvm, 1024: max(1000, jvm // 2)}
+    print(HEADER)
+    try:
+        doc = run(specs, sizes, counts, args.rounds, optimized_dispatch=args.optimized_dispatch,
+                  counts_jvm=counts_jvm, with_cli=args.cli)
+        print(CPU_FOOTNOTE)
+        if any("tuned" in row["send"] for row in doc["table"]):
+            print(TUNED_FOOTNOTE)
+        if any("vs_cli" in row["send"] for row in doc["table"]):
+            print(CLI_FOOTNOTE)
+    except PerfError as e:
+        print(f"bench perf: error: {e}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,809 @@
+"""One point: brokers up, consumers ready, producers gated burst by burst, records collected.
+
+The harness drives every producer and consumer through the contract's ``--gate`` stdin
+protocol: all producers get ``go`` at once for a burst; the next burst starts only once the
+consumers' ticks say every message of this one arrived (or the drain timeout passes, in which
+case the accounting will show the loss). Waiting between bursts never enters a figure: burst
+throughput comes from the records' timestamps.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+import shutil
+import statistics
+import subprocess
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from burstbench import clients, options
+from burstbench.infra import brokers, browser, topology
+from burstbench.infra.procs import (
+    Child,
+    Interrupted,
+    Supervisor,
+    harness_cpu_seconds,
+    machine_busy_seconds,
+)
+from burstbench.infra.stack import Stack
+from burstbench.measure import live, measure
+from burstbench.measure.errors import PointFailed
+
+
+@dataclass
+class PointSpec:
+    """Everything that defines one measured point. Keys are the result file's parameters."""
+
+    producer: list[str] = field(default_factory=lambda: ["stomp-py"])
+    consumer: list[str] = field(default_factory=lambda: ["stomp-py"])
+    producers: int = 0  # 0: one per entry of ``producer``
+    consumers: int = 1
+    count: int = 10000  # per producer per burst
+    size: int = 6
+    bursts: int = 4
+    queues: int = 1
+    persistent: bool = False
+    persistence: str = "none"
+    ack: str = "auto"
+    prefetch: int = 1000
+    rate: float = 0.0
+    # sustained mode (burstbench/measure/sustained.py): one open-loop burst of warmup + duration
+    # seconds at ``rate`` per producer (0: as fast as possible), figures per time window; 0 = bursts
+    duration: float = 0.0
+    warmup: float = 0.0
+    tx_batch: int = 0
+    topology: str = "single"
+    discovery: str = "static"
+    # loopback, netns, netns-ssh or an inventory FILE (burstbench/infra/inventory.py)
+    hosts: str = "loopback"
+    # SSH hosts only: where the profile puts things, {"broker": {"a": HOST}, "producers":
+    # [HOST...], "consumers": [HOST...]}, each key optional; otherwise round robin by role
+    placement: dict = field(default_factory=dict)
+    link_rate: str = ""  # tbf rate on inter-broker links (netns only), e.g. "10mbit"
+    link_delay: str = ""  # refused: this kernel has no netem
+    producer_flow_control: bool = True
+    optimized_dispatch: bool = False  # the queues' optimizedDispatch (see brokers.BrokerSpec)
+    tcp_nodelay: bool = False  # the broker connectors' transport.tcpNoDelay (see BrokerSpec)
+    # CPU lists (taskset -c) for the brokers and for the clients: the load generator kept
+    # off the broker's cores; "" lets the kernel schedule them anywhere
+    cpus_broker: str = ""
+    cpus_clients: str = ""
+    tls: bool = False  # TLS-only connectors, a throwaway CA, clients verify the broker
+    auth: bool = False  # brokers require a user with a generated password
+    broker_urls: list[str] = field(default_factory=list)  # brokers the harness did not start
+    # browser consumers (stompjs:browser): each its own Chromium ("browsers"), or tabs of one
+    # Chromium the harness starts for the point ("tabs"); see burstbench/infra/browser.py
+    browser: str = "browsers"
+    expect_loss: bool = False
+    # a point without faults expects every message exactly once: a duplicate fails it
+    expect_duplicates: bool = False
+    drain_timeout: float = 20.0  # seconds without progress before a burst is declared stalled
+    ready_timeout: float = 60.0
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.producer, str):
+            self.producer = [self.producer]
+        if isinstance(self.consumer, str):
+            self.consumer = [self.consumer]
+        if not self.producers:
+            self.producers = len(self.producer)
+        if self.duration:
+            self.bursts = 1  # a sustained run is one timed burst (--count is unused then)
+
+    def slots(self) -> tuple[list[clients.Resolved], list[clients.Resolved]]:
+        """Each producer and consumer slot with its client, the lists taken in turn."""
+        prods = [clients.resolve(s) for s in self.producer]
+        cons = [clients.resolve(s) for s in self.consumer]
+        return (
+            [prods[i % len(prods)] for i in range(self.producers)],
+            [cons[i % len(cons)] for i in range(self.consumers)],
+        )
+
+    def client_args(self, role: str) -> list[str]:
+        """The contract options this point gives every ``role`` client (clients/options.yaml;
+        the runner adds the addresses, ids, nonce, records and credentials)."""
+        args = ["--count", str(self.count), "--size", str(self.size), "--bursts", str(self.bursts)]
+        if self.tx_batch:
+            args += ["--tx-batch", str(self.tx_batch)]
+        if role == "consumer":
+            return args + ["--ack", self.ack, "--prefetch", str(self.prefetch)]
+        if self.persistent:
+            args.append("--persistent")
+        if self.rate:
+            args += ["--rate", f"{self.rate:g}"]
+        if self.duration:
+            args += ["--duration", f"{self.warmup + self.duration:g}"]
+        return args
+
+    def validate(self) -> None:
+        """Raise ValueError with one line naming the first bad parameter."""
+        checks = [
+            (self.producers >= 1, f"producers must be >= 1: {self.producers}"),
+            (self.consumers >= 1, f"consumers must be >= 1: {self.consumers}"),
+            (1 <= self.queues <= 65536, f"queues must be 1..65536: {self.queues}"),
+            (self.warmup >= 0, f"warmup must be >= 0 s: {self.warmup:g}"),
+            (not self.warmup or self.duration, "--warmup needs --duration (sustained mode)"),
+            (
+                self.persistence in brokers.PERSISTENCE,
+                (f"unknown persistence {self.persistence!r} "
+                f"(have: {', '.join(brokers.PERSISTENCE)})"),
+            ),
+        ]
+        for ok, why in checks:
+            if not ok:
+                raise ValueError(why)
+        topology.check(self.topology, self.discovery, self.hosts)
+        if self.broker_urls:
+            need = len(topology.layout(self.topology).brokers)
+            if len(self.broker_urls) < need:
+                raise ValueError(f"topology {self.topology} needs {need} --broker-url, "
+                                 f"got {len(self.broker_urls)}")
+            if self.persistence != "none" or self.hosts in ("netns", "netns-ssh"):
+                raise ValueError("with --broker-url the deployment decides persistence and "
+                                 "where the brokers are (only an inventory FILE may place the "
+                                 "clients)")
+            for i, text in enumerate(self.broker_urls):
+                brokers.parse_external(f"#{i + 1}", text)
+        if self.browser not in browser.MODES:
+            raise ValueError(f"browser must be one of {', '.join(browser.MODES)}: {self.browser}")
+        for name, cpus in (("cpus-broker", self.cpus_broker), ("cpus-clients", self.cpus_clients)):
+            if cpus:
+                _check_cpus(name, cpus)
+        if self.link_delay:
+            raise ValueError("link delay needs netem, which this kernel does not have; only "
+                             "--link-rate (tbf) is available")
+        if self.link_rate and self.hosts not in ("netns", "netns-ssh"):
+            raise ValueError("--link-rate needs --hosts netns (or netns-ssh)")
+        from burstbench.infra import inventory
+        if inventory.is_remote(self.hosts):
+            inventory.check_point(self)
+        elif self.placement:
+            raise ValueError("placement needs SSH hosts (--hosts FILE or netns-ssh)")
+        if self.hosts == "netns":
+            from burstbench.infra import netns
+            why = netns.available()
+            if why:
+                raise ValueError(f"--hosts netns: {why}")
+        prods, cons = self.slots()  # raises UnknownClient (a ValueError) with the known list
+        for r in cons:
+            if self.ack not in r.client.ack_modes:
+                raise ValueError(
+                    f"client {r.client.name} cannot do --ack {self.ack} "
+                    f"(it can: {', '.join(sorted(r.client.ack_modes))})"
+                )
+        for r in prods if self.duration else ():
+            if not r.client.timed_bursts:
+                raise ValueError(f"client {r.client.name} cannot send for a --duration "
+                                 "(sustained mode); it sends bursts of --count only")
+        # every value a client will get, against clients/options.yaml (BadOption: one line)
+        for role, slots in (("producer", prods), ("consumer", cons)):
+            for r in {r.label: r for r in slots}.values():
+                options.check(r, role, self.client_args(role), complete=False)
+        for r in {r.client.name: r for r in (*prods, *cons)}.values():
+            why = r.client.missing()
+            if why:
+                raise ValueError(why)
+
+    def params(self) -> dict:
+        d = asdict(self)
+        d.pop("drain_timeout")
+        d.pop("ready_timeout")
+        return d
+
+
+def _check_cpus(option: str, cpus: str) -> None:
+    """A taskset CPU list naming only CPUs this process may use, or ValueError."""
+    import re
+
+    if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", cpus):
+        raise ValueError(f"--{option} must be a CPU list like 0 or 0-1 or 0,2: {cpus!r}")
+    if shutil.which("taskset") is None:
+        raise ValueError(f"--{option} needs taskset (Debian package util-linux)")
+    want = set()
+    for part in cpus.split(","):
+        lo, _, hi = part.partition("-")
+        want |= set(range(int(lo), int(hi or lo) + 1))
+    have = os.sched_getaffinity(0)
+    if not want <= have:
+        raise ValueError(f"--{option} {cpus}: CPU(s) {sorted(want - have)} are not available "
+                         f"(this machine offers {sorted(have)})")
+
+
+@dataclass
+class Outcome:
+    """What a point produced: raw records, per-process usage and the burst timeline."""
+
+    spec: PointSpec
+    point_dir: Path
+    broker_version: str = ""
+    status: str = "ok"
+    errors: list[str] = field(default_factory=list)
+    producer_records: list = field(default_factory=list)
+    consumer_records: dict = field(default_factory=dict)
+    foreign_reported: int = 0
+    processes: list[dict] = field(default_factory=list)
+    burst_cpu: list[dict] = field(default_factory=list)
+    store_bytes: int = 0
+    wall_s: float = 0.0
+    namespaces: list[str] = field(default_factory=list)
+    external: dict = field(default_factory=dict)
+    confirmed: dict = field(default_factory=dict)  # burst -> when every producer had its receipt
+    # the brokers' own counters for the run's queues, after each burst, on a stall and at the
+    # end: [{"at": "burst 0" | "stall" | "end", "brokers": {name: {"queues", "bridges"}}}]
+    broker_counts: list[dict] = field(default_factory=list)
+    nonce: str | None = None  # this point's run nonce: every message it sends carries it
+    # sustained mode: when each message was handed to its library (the records' actual_ns),
+    # and the brokers' summed counters read once a second
+    send_actual: list = field(default_factory=list)
+    samples: list[dict] = field(default_factory=list)
+    # SSH hosts (--hosts netns-ssh or FILE): the inventory, and each host's clock offset and
+    # its uncertainty over the point (burstbench/measure/clocks.py)
+    hosts: dict = field(default_factory=dict)
+    clocks: dict = field(default_factory=dict)
+
+
+def _wait_all(
+    sup: Supervisor, children: list[Child], event: str, timeout: float, on_other=None
+) -> dict[str, dict]:
+    """Wait until every child has printed ``event``; fail fast if one exits first."""
+    got: dict[str, dict] = {}
+    names = {c.name for c in children}
+
+    def take(child: Child, ev: dict) -> None:
+        kind = ev.get("event")
+        if child.name in names and kind == event:
+            got[child.name] = ev
+        elif kind == "exit" and child.name in got and ev["code"] == 0:
+            return  # finished after saying what we waited for
+        elif kind == "exit" and child.name in names and child.name not in got:
+            raise PointFailed(
+                f"{child.name} exited with {ev['code']} before '{event}': "
+                f"{child.last_error() or 'no message'} (log: {child.log_path})"
+            )
+        elif kind == "exit" and child.role == "broker":
+            raise PointFailed(f"{child.name} exited with {ev['code']}: {child.last_error()}")
+        elif on_other:
+            on_other(child, ev)
+
+    if not sup.wait_until(lambda: len(got) >= len(children), timeout, take):
+        waiting = sorted(names - got.keys())
+        raise PointFailed(
+            f"timed out after {timeout:.0f} s waiting for '{event}' from {', '.join(waiting)}"
+        )
+    return got
+
+
+class _CpuWindow:
+    """Every process's CPU seconds, the harness's and the machine's busy seconds, from its
+    start; ``shares()`` turns them into CPU shares (1.0 = one core) over a wall time."""
+
+    def __init__(self, children: list[Child]):
+        self.children = children
+        self.cpu0 = {c.name: c.cpu_seconds_now() for c in children}
+        self.machine0, self.harness0 = machine_busy_seconds(), harness_cpu_seconds()
+        self.t0 = time.monotonic()
+
+    def shares(self, burst: int, wall: float) -> dict:
+        cpu = {}
+        for c in self.children:
+            now = c.cpu_seconds_now()
+            if now is not None and self.cpu0.get(c.name) is not None:
+                cpu[c.name] = round((now - self.cpu0[c.name]) / wall, 3)
+        return {"burst": burst, "wall_s": round(wall, 3), "cpu_share": cpu,
+                "harness_share": round((harness_cpu_seconds() - self.harness0) / wall, 3),
+                "machine_busy_cores": round((machine_busy_seconds() - self.machine0) / wall, 3)}
+
+
+@dataclass
+class _Clients:
+    """The point's running clients and what they have said so far."""
+
+    producers: list[Child]
+    consumers: list[Child]
+    brokers: list[Child]  # the brokers the harness started: their CPU is measured too
+    received: dict[str, int] = field(default_factory=dict)  # consumer -> its last tick
+    finished: set[str] = field(default_factory=set)  # who said ``done``
+
+    def __post_init__(self) -> None:
+        self.received = {c.name: 0 for c in self.consumers}
+
+    @property
+    def everyone(self) -> list[Child]:
+        return [*self.brokers, *self.consumers, *self.producers]
+
+    def note(self, child: Child, ev: dict) -> None:
+        """Any event while the point runs: ticks counted, a process that dies fails it."""
+        live.event(child, ev)
+        if ev.get("event") == "tick" and child.name in self.received:
+            self.received[child.name] = max(self.received[child.name],
+                                            int(ev.get("received", 0)))
+        elif ev.get("event") == "done":
+            self.finished.add(child.name)
+        elif ev.get("event") == "exit" and not (ev["code"] == 0 and child.name in self.finished):
+            raise PointFailed(
+                f"{child.name} exited with {ev['code']} mid-run: "
+                f"{child.last_error() or 'no message'} (log: {child.log_path})"
+            )
+
+
+class Runner:
+    """Runs one point inside its own directory, on a ``Stack`` (burstbench/infra/stack.py) that
+    brings the point's hosts, databases and brokers up and down: the runner starts the clients,
+    gates the bursts, waits for each to drain, reads the brokers' counters and collects the records.
+    ``run()`` always stops what it started."""
+
+    def __init__(self, spec: PointSpec, point_dir: Path, progress=None):
+        self.spec = spec
+        self.dir = Path(point_dir)
+        self.progress = progress or (lambda msg: None)
+        self.outcome = Outcome(spec=spec, point_dir=self.dir)
+        self.stack: Stack | None = None
+        self.queue_prefix = ""  # every queue of this point's run: bb.<tag>.
+        self.placement: dict[str, str] = {}  # process name -> the host it runs on
+        self.ready: dict[str, dict] = {}  # client -> its ready line
+        self.done: dict[str, dict] = {}  # client (and shared Chromium) -> its done line
+        self._clock_hosts: list[str] = []
+
+    def run(self) -> Outcome:
+        spec = self.spec
+        spec.validate()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        t0 = time.monotonic()
+        sup = Supervisor(self.dir / "logs")
+        self.stack = Stack(spec, self.dir, sup, self.progress)
+        try:
+            with self.stack:
+                try:
+                    self._drive(sup)
+                finally:
+                    sup.stop_all()  # the clients, then whatever of the stack is still up
+                    self._fetch_remote_records()
+        except BaseException as e:
+            interrupted = isinstance(e, (Interrupted, KeyboardInterrupt))
+            self.outcome.status = "interrupted" if interrupted else "failed"
+            self.outcome.errors.append(str(e) or type(e).__name__)
+            raise
+        finally:
+            sup.stop_all()  # (a failed bring-up has stopped its own already)
+            self._note_stack()
+            self._collect(sup)
+            if self.stack.remote is not None:
+                self._correct_clocks()
+            self.outcome.wall_s = time.monotonic() - t0
+        return self.outcome
+
+    def _note_stack(self) -> None:
+        """What the outcome records of the infrastructure (kept after it is gone)."""
+        out, stack = self.outcome, self.stack
+        out.broker_version = stack.broker_version
+        out.external = dict(stack.external)
+        out.namespaces = list(stack.namespaces)
+        out.hosts = stack.hosts
+        out.store_bytes = stack.store_bytes
+
+    # -- the point's life --------------------------------------------------------------------
+    def _drive(self, sup: Supervisor) -> None:
+        """Clients up, the bursts (or one timed burst), clients down, the brokers' last word."""
+        self._name_run()
+        self._measure_clocks("before")
+        live.point_started(self)
+        cl = self._start_clients(sup)
+        if self.spec.duration:
+            from burstbench.measure import sustained
+            sustained.drive(self, sup, cl.producers, cl.consumers, cl.received, cl.note,
+                            cl.everyone)
+        else:
+            for b in range(self.spec.bursts):
+                self._burst(sup, cl, b)
+        self._stop_clients(sup, cl)
+        self._measure_clocks("after")
+        self._stop_shared_browser(sup)
+        self._final_witness(sup)
+
+    def _name_run(self) -> None:
+        """This run's queue names and nonce, and the hosts the brokers run on."""
+        self.queue_prefix = f"bb.{uuid.uuid4().hex[:8]}."
+        self.outcome.nonce = secrets.token_hex(8)
+        self.placement = self.stack.broker_hosts()
+
+    def _measure_clocks(self, at: str) -> None:
+        """SSH hosts only: every host's clock offset, ``before`` and ``after`` the point."""
+        remote = self.stack.remote
+        if remote is None:
+            return
+        if at == "before":
+            prods, cons = self.spec.slots()
+            self._clock_hosts = sorted({*self.placement.values(),
+                                        *(remote.client_host("producer", i)
+                                          for i in range(len(prods))),
+                                        *(remote.client_host("consumer", i)
+                                          for i in range(len(cons)))})
+            self.progress(f"clock offsets of {', '.join(self._clock_hosts)} (before)")
+        else:
+            self.progress("clock offsets (after)")
+        remote.measure_clocks(at, self._clock_hosts)
+
+    def _start_clients(self, sup: Supervisor) -> _Clients:
+        """The shared Chromium if the browser consumers want one, then every consumer, then
+        every producer, each group waited for until it says ``ready``."""
+        spec = self.spec
+        prods, cons = spec.slots()
+        rec = self.dir / "records"
+        rec.mkdir(exist_ok=True)
+        dests = ",".join(f"{self.queue_prefix}q{i}" for i in range(spec.queues))
+        shared = None  # the DevTools address of the point's shared Chromium (--browser tabs)
+        if browser.shares(spec.browser, cons):
+            self.progress("starting a shared Chromium for the browser consumers' tabs")
+            chromium = sup.start("browser", browser.shared_argv(), role="browser")
+            shared = _wait_all(sup, [chromium], "ready", spec.ready_timeout)[chromium.name]["ws"]
+        self.progress(f"starting {len(cons)} consumer(s)")
+        consumers = [self._start_client(sup, "consumer", i, r, dests, rec, shared)
+                     for i, r in enumerate(cons)]
+        self.ready = _wait_all(sup, consumers, "ready", spec.ready_timeout)
+        producers = [self._start_client(sup, "producer", i, r, dests, rec, shared)
+                     for i, r in enumerate(prods)]
+        self.ready |= _wait_all(sup, producers, "ready", spec.ready_timeout)
+        started = [b.child for b in self.stack.brokers.values() if b.child]
+        return _Clients(producers=producers, consumers=consumers, brokers=started)
+
+    def _start_client(self, sup: Supervisor, role: str, i: int, r: clients.Resolved,
+                      dests: str, rec: Path, shared: str | None) -> Child:
+        """The ``i``-th ``role`` client, gated, on its broker's host (or its load host)."""
+        spec = self.spec
+        # a tuned entry is named in full wherever its processes appear
+        who = r.client.name if r.client.tuned else r.client.language
+        ident = f"{'p' if role == 'producer' else 'c'}{i + 1}-{who}"
+        host, broker = self.stack.broker_for(role, i)
+        args = [
+            "--url", broker.url_for(r.protocol), "--destinations", dests,
+            *spec.client_args(role), "--id", ident, "--gate",
+            "--records", str(rec / f"{ident}.tsv"),
+        ]  # fmt: skip
+        if role == "producer":
+            args += ["--nonce", self.outcome.nonce]
+        args += self.stack.security_args()
+        argv = options.command(r, role, args)
+        if spec.cpus_clients:
+            argv = ["taskset", "-c", spec.cpus_clients, *argv]
+        # over SSH its working directory there is its records directory (made by remote_exec)
+        argv, host = self.stack.place(role, i, host, argv, cwd=rec)
+        child = sup.start(ident, argv, role=role, remote=self.stack.remote is not None,
+                          env=browser.env_for(r, role, shared))
+        self.placement[ident] = host
+        return child
+
+    def _burst(self, sup: Supervisor, cl: _Clients, b: int) -> None:
+        """Burst ``b``: every producer gets ``go`` at once; wait for their confirmations, then
+        until the consumers have it all; the brokers' counters and the CPU shares over it."""
+        window = _CpuWindow(cl.everyone)
+        live.burst(b)
+        for p in cl.producers:
+            p.send("go")
+        confirmations = _wait_all(sup, cl.producers, "burst", self._burst_timeout(),
+                                  on_other=cl.note)
+        self.outcome.confirmed[b] = max(e["_rx_ns"] for e in confirmations.values())
+        live.confirmed(b)
+        target = self.spec.count * len(cl.producers) * (b + 1)
+        self._drain(sup, cl.received, target, cl.note)
+        wall = time.monotonic() - window.t0
+        self._witness(sup, f"burst {b}", cl.note)
+        self.outcome.burst_cpu.append(window.shares(b, wall))
+        self.progress(
+            f"burst {b + 1}/{self.spec.bursts}: {sum(cl.received.values())}/{target} received"
+        )
+
+    def _stop_clients(self, sup: Supervisor, cl: _Clients) -> None:
+        """``stop`` to the producers, then the consumers, their ``done`` lines kept; then let
+        them exit by themselves (their usage comes from wait4)."""
+        for p in cl.producers:
+            p.send("stop")
+        done = _wait_all(sup, cl.producers, "done", 60, on_other=cl.note)
+        for c in cl.consumers:
+            c.send("stop")
+        done.update(_wait_all(sup, cl.consumers, "done", 120))
+        self.done = done
+        gated = cl.producers + cl.consumers
+        live.point_finished(done, gated)
+        self.outcome.foreign_reported = sum(int(done[c.name].get("foreign", 0))
+                                            for c in cl.consumers)
+        for child in gated:
+            child.close_stdin()
+        deadline = time.monotonic() + 30
+        while any(c.alive() for c in gated) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    def _stop_shared_browser(self, sup: Supervisor) -> None:
+        for c in sup.children:
+            if c.role == "browser" and c.alive():  # the shared Chromium, its tabs all closed
+                c.send("stop")
+                self.done.update(_wait_all(sup, [c], "done", 30))
+                sup.stop(c)
+
+    # -- the brokers' own counters: a second witness beside the clients' records -----------
+    def _witness(self, sup: Supervisor, at: str, on_other=None, keep=True) -> dict[str, dict]:
+        """Every broker the harness started reads out its counters for the run's queues (a
+        ``stats`` line on its stdin, answered from inside the broker); kept in the outcome."""
+        started = self.stack.started_brokers()
+        kids = [b.child for b in started.values() if b.child.alive()]
+        snap: dict[str, dict] = {}
+        for name, b in self.stack.brokers.items():
+            if b.child is None:  # a broker we did not start: ask its statistics plugin
+                creds = self.stack.credentials or (None, None)
+                snap[name] = brokers.external_queue_counts(b, self.queue_prefix, *creds)
+        if not kids:
+            if snap and keep:
+                self.outcome.broker_counts.append({"at": at, "brokers": snap})
+            return snap
+        for c in kids:
+            c.send("stats")
+        got = _wait_all(sup, kids, "stats", 30, on_other=on_other)
+        for name, b in started.items():
+            ev = got.get(b.child.name)
+            if ev is None:
+                continue
+            if "error" in ev:
+                snap[name] = {"error": ev["error"]}
+                continue
+            snap[name] = {
+                "queues": {q: v for q, v in ev.get("queues", {}).items()
+                           if q.startswith(self.queue_prefix)},
+                "bridges": ev.get("bridges", []),
+                "t_ns": ev.get("t_ns"),  # when the broker read them (its own clock)
+            }
+        if keep:
+            self.outcome.broker_counts.append({"at": at, "brokers": snap})
+        return snap
+
+    def _final_witness(self, sup: Supervisor) -> None:
+        """The end of the point, once the clients are gone: read until two readings agree and
+        nothing is in flight (a store may count its last acknowledgements a moment later)."""
+        deadline = time.monotonic() + 10
+        last = self._witness(sup, "end", keep=False)
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            snap = self._witness(sup, "end", keep=False)
+            settled = _counts(snap) == _counts(last) and not any(
+                q.get("inflight") for b in snap.values() for q in b.get("queues", {}).values())
+            last = snap
+            if settled:
+                break
+        if last:
+            self.outcome.broker_counts.append({"at": "end", "brokers": last})
+
+    def _stall_counts(self, sup: Supervisor, note) -> str:
+        """On a stall: the brokers' queue depths and bridge counts go next to the logs, and
+        the error says where the messages wait."""
+        try:
+            snap = self._witness(sup, "stall", note)
+        except PointFailed as e:
+            return f"; the brokers' counters could not be read: {e}"
+        path = sup.log_dir / "stall-broker-counts.json"
+        path.write_text(json.dumps(snap, indent=2))
+        self._stall_sockets(sup.log_dir / "stall-sockets.txt")
+        waiting = [f"{name} {q} holds {v['size']:,} ({v['inflight']:,} in flight)"
+                   for name, b in snap.items() for q, v in b.get("queues", {}).items()
+                   if v.get("size") or v.get("inflight")]
+        return (f"; {', '.join(waiting[:6])}{' ...' if len(waiting) > 6 else ''} "
+                f"({path.name})" if waiting else f"; no broker holds any ({path.name})")
+
+    def _stall_sockets(self, path: Path) -> None:
+        """Every TCP socket's queues and windows (``ss -tinmp``) on each host of the point, so
+        that a stall says which side stopped reading."""
+        ss = shutil.which("ss")
+        if ss is None:
+            return
+        with open(path, "w") as f:
+            for ns in self.stack.shell_namespaces():
+                argv = [ss, "-tinmp"] if ns is None else ["ip", "netns", "exec", ns, ss, "-tinmp"]
+                f.write(f"==== {'host' if ns is None else ns}: {' '.join(argv)}\n")
+                f.flush()
+                subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, timeout=20, check=False)
+
+    def _burst_timeout(self) -> float:
+        spec = self.spec
+        if spec.rate:
+            return spec.count / spec.rate * 2 + 60
+        return max(120.0, spec.count * spec.size / 1e6 + spec.count / 200.0)
+
+    def _drain(self, sup: Supervisor, received: dict, target: int, note) -> None:
+        """Wait until consumers report ``target`` messages, or no progress for a while."""
+        last_total = sum(received.values())
+        last_change = time.monotonic()
+        while sum(received.values()) < target:
+            item = sup.wait_event(0.5)
+            if item is not None:
+                note(*item)
+            total = sum(received.values())
+            if total != last_total:
+                last_total, last_change = total, time.monotonic()
+            elif time.monotonic() - last_change > self.spec.drain_timeout:
+                where = self._stall_counts(sup, note)
+                self.outcome.errors.append(
+                    f"drain: {total} of {target} messages received, no progress for "
+                    f"{self.spec.drain_timeout:.0f} s{where}"
+                )
+                _dump_java_threads(sup)
+                return
+
+    def _fetch_remote_records(self) -> None:
+        """SSH hosts only: bring each client's records back from its host (before the stack
+        takes the hosts down)."""
+        if self.stack.remote is None:
+            return
+        rec = self.dir / "records"
+        for ident, host in self.placement.items():
+            if not ident.startswith("broker-"):
+                self.stack.remote.fetch(host, rec / f"{ident}.tsv")
+
+    def _correct_clocks(self) -> None:
+        """Every timestamp onto the harness's clock, by its host's offset
+        (burstbench/measure/clocks.py)."""
+        from burstbench.measure import clocks
+        summary = self.stack.remote.clock_summary()
+        placement = self.placement
+        clocks.correct(self.outcome.producer_records, self.outcome.consumer_records,
+                       placement, summary)
+        prods = [n for n in placement if n.startswith("p")]
+        cons = [n for n in placement if n.startswith("c")]
+        cross = clocks.cross_host_uncertainty_ns(placement, summary, prods, cons)
+        self.outcome.clocks = {"hosts": summary, "cross_host_uncertainty_ns": cross,
+                               "method": "NTP-style over SSH: 4 timestamps, the minimum "
+                                         f"round trip of {clocks.PROBES} probes, before and "
+                                         "after the point"}
+
+    def _collect(self, sup: Supervisor) -> None:
+        rec = self.dir / "records"
+        ready = self.ready
+        for child in sup.children:
+            said = ready.get(child.name, {})
+            socket = ({"tcp_nodelay": said.get("tcp_nodelay"),
+                       "tcp_nodelay_how": said.get("tcp_nodelay_how", "not reported")}
+                      if child.role in ("producer", "consumer") else {})
+            self.outcome.processes.append(
+                {
+                    **socket,
+                    "name": child.name,
+                    "role": child.role,
+                    "host": self.placement.get(child.name, child.name.removeprefix("broker-")),
+                    "pid": child.pid,
+                    "exit_code": child.returncode,
+                    "cpu_s": round(child.usage.cpu_s, 3),
+                    "max_rss_mb": round(child.usage.max_rss_mb, 1),
+                    "max_open_files": child.usage.max_open_files,
+                    "log": str(child.log_path.relative_to(self.dir)),
+                    # a browser client: its own Chromium or a tab, what Chromium reports
+                    **browser.reported(self.done.get(child.name, {})),
+                }
+            )
+            path = rec / f"{child.name}.tsv"
+            if not path.exists():
+                continue
+            if child.role == "producer":
+                self.outcome.producer_records.extend(measure.read_producer_records(path))
+                if self.spec.duration:
+                    self.outcome.send_actual.extend(measure.read_producer_actual(path))
+            elif child.role == "consumer":
+                self.outcome.consumer_records[child.name] = measure.read_consumer_records(path)
+
+
+def metrics(outcome: Outcome) -> dict:
+    """Turn an outcome's records into the result file's metrics and accounting."""
+    spec = outcome.spec
+    sent = outcome.producer_records
+    # foreign and corrupt records are never throughput or latency: only the ones kept count
+    kept: list = []
+    acc = measure.account(sent, outcome.consumer_records, outcome.foreign_reported, spec.size,
+                          nonce=outcome.nonce, kept=kept)
+    all_received = kept
+    clean_ids = {id(r) for r in all_received}
+    by_consumer = {name: [r for r in recs if id(r) in clean_ids]
+                   for name, recs in outcome.consumer_records.items()}
+    bursts = measure.per_burst(sent, all_received, outcome.confirmed)
+    counted = measure.measured(bursts)
+    counted_ids = {b.burst for b in counted}
+    send = measure.spread([b.send_msgs_per_s for b in counted])
+    recv = measure.spread([b.recv_msgs_per_s for b in counted])
+    busiest = _busiest(outcome, counted_ids)
+    extra = {}
+    if spec.duration:
+        from burstbench.measure import sustained
+        extra = sustained.figures(spec, sent, outcome.send_actual, by_consumer, outcome.samples)
+        lat = extra.pop("latency")
+        st = extra["sustained"]["steady"]
+        send = {**send, **{k: st["send_msgs_per_s"][k] for k in ("median", "min", "max")}}
+        recv = {**recv, **{k: st["recv_msgs_per_s"][k] for k in ("median", "min", "max")},
+                "n": st["recv_msgs_per_s"]["windows"]}
+    else:
+        lat = measure.latency_ms(by_consumer, counted_ids)
+    return {
+        "throughput": {
+            "send_msgs_per_s": send["median"],
+            "send_min": send["min"],
+            "send_max": send["max"],
+            "recv_msgs_per_s": recv["median"],
+            "recv_min": recv["min"],
+            "recv_max": recv["max"],
+            "recv_kib_per_s": recv["median"] * spec.size / 1024 if recv["n"] else math.nan,
+            "measured_bursts": 0 if spec.duration else recv["n"],
+            **({"measured_windows": recv["n"]} if spec.duration else {}),
+            "warmup_excluded": len(bursts) > 1 or bool(spec.duration and spec.warmup),
+        },
+        **extra,
+        "bursts": [asdict(b) for b in bursts],
+        # latency means latency only under a paced load; a flood's figure is time in queue
+        **({"latency_ms": lat, "time_in_queue_ms": None} if spec.rate
+           else {"latency_ms": None, "time_in_queue_ms": lat}),
+        "accounting": acc.as_dict(),
+        "busiest": busiest,
+        "broker_witness": _witness_of(outcome, acc),
+    }
+
+
+def _witness_of(outcome: Outcome, acc: measure.Accounting) -> dict:
+    """The brokers' counters at the end beside the accounting, and every reading taken."""
+    end = next((c["brokers"] for c in reversed(outcome.broker_counts) if c["at"] == "end"), None)
+    if end is None:
+        return {"available": False, "why": "the point ended before the brokers were read",
+                "readings": outcome.broker_counts}
+    return {"available": True, **measure.witness(end, acc), "readings": outcome.broker_counts}
+
+
+def _busiest(outcome: Outcome, counted: set[int]) -> dict:
+    """The process with the highest CPU share (1.0 = one core) over the measured bursts, and
+    the whole machine beside it: the processes the point started, the harness itself, and
+    what the machine as a whole was busy with. When the machine is busy on (nearly) every
+    core the figure is bounded by the machine, whatever one process shows."""
+    shares: dict[str, list[float]] = {}
+    bursts = [b for b in outcome.burst_cpu if b["burst"] in counted]
+    for b in bursts:
+        for name, s in b["cpu_share"].items():
+            shares.setdefault(name, []).append(s)
+    if not shares:
+        return {}
+    name, vals = max(shares.items(), key=lambda kv: sum(kv[1]) / len(kv[1]))
+    share = sum(vals) / len(vals)
+    ours = statistics.fmean(sum(b["cpu_share"].values()) + b.get("harness_share", 0)
+                            for b in bursts)
+    machine = [b["machine_busy_cores"] for b in bursts
+               if not math.isnan(b.get("machine_busy_cores", math.nan))]
+    busy = statistics.fmean(machine) if machine else math.nan
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"process": name, "cpu_share": round(share, 2), "cpu_bound": share >= 0.9,
+            "point_processes_and_harness_cores": round(ours, 2),
+            "harness_cores": round(statistics.fmean(b.get("harness_share", 0) for b in bursts),
+                                   2),
+            "machine_busy_cores": round(busy, 2), "cores": cores,
+            "machine_saturated": bool(busy >= 0.9 * cores)}
+
+
+def _dump_java_threads(sup: Supervisor) -> None:
+    """A stall: every Java process we started (brokers, clients) appends its threads to
+    NAME.threads.txt next to its log, so that what was blocked can be read afterwards (the
+    first stall of a point is the telling one: later dumps are appended, never over it)."""
+    jcmd = shutil.which("jcmd")
+    if not jcmd:
+        return
+    for child in sup.children:
+        if not child.alive() or not any(Path(a).name == "java" for a in child.argv[:8]):
+            continue
+        out = child.log_path.with_suffix(".threads.txt")
+        try:
+            with open(out, "a") as f:
+                f.write(f"==== {time.strftime('%H:%M:%S')} stall: jcmd {child.pid} Thread.print\n")
+                f.flush()
+                subprocess.run([jcmd, str(child.pid), "Thread.print"], stdout=f,
+                               stderr=subprocess.STDOUT, timeout=20, check=False)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            out.write_text(f"jcmd failed: {e}\n")
+
+
+def _counts(snap: dict) -> dict:
+    """A witness reading without the moment it was taken (``t_ns`` differs every time): what
+    two readings must share to count as settled."""
+    return {name: {k: v for k, v in b.items() if k != "t_ns"} for name, b in snap.items()}

@@ -1,0 +1,162 @@
+"""What every chart shares: which points may become figures and why the others are not
+drawn, series and their styles, whiskers, the busiest process at the peak, the footer, and
+finishing a figure (numbers in a reader's form, labels off each other, saved and closed).
+
+``burstbench/plots/charts.py`` draws the sweep axes' charts with these; the browser, soak and
+studies charts use them too, so none of them needs another chart module.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from burstbench.plots import style
+
+
+def num(v) -> float:
+    return float(v) if isinstance(v, (int, float)) else math.nan
+
+
+def footer(manifest: dict, points: list[dict]) -> str:
+    m = manifest.get("machine", {})
+    broker = "?"
+    for p in points:
+        broker = p.get("versions", {}).get("broker", {}).get("version") or broker
+    date = (manifest.get("started") or dt.date.today().isoformat())[:10]
+    ref = (manifest.get("calibration") or {}).get("reference") or {}
+    cal = (f" | calibration ref {ref['recv_msgs_per_s']:,.0f} msg/s ({ref['min']:,.0f}-"
+           f"{ref['max']:,.0f})" if isinstance(ref.get("recv_msgs_per_s"), (int, float))
+           else "")
+    commit = manifest.get("git_commit", "?")
+    return (
+        f"ActiveMQ Classic {broker} | {m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
+        f"{date} | commit {commit} | run {manifest.get('run_id')}{cal}"
+        f"{style.drawn_at(commit)}"
+    )
+
+
+def finish_figure(fig, path: Path, footer_text: str, note: str = "") -> Path:
+    """Footer (and note) under the axes, numbers everywhere in a reader's form, the legend
+    beside the axes, labels moved off each other; then saved and closed."""
+    fig.text(0.01, 0.005, footer_text, fontsize=6.5, color=style.FOOTER_COLOR, ha="left",
+             va="bottom")
+    if note:  # under the plot, above the footer: never on top of data or legend
+        fig.text(0.01, 0.03, note, fontsize=7, color="#333333", ha="left", va="bottom")
+    style.numbers_everywhere(fig)
+    right = 1.0
+    if fig.legends:
+        fig.canvas.draw()
+        width = max(lg.get_window_extent().width for lg in fig.legends)
+        right = 1.0 - (width + 12) / fig.bbox.width
+    top = 0.93 if fig.get_suptitle() else 1.0
+    rect = (0, 0.06 if note else 0.035, right, top)
+    fig.tight_layout(rect=rect)
+    if style.turn_crowded_ticks(fig):
+        fig.tight_layout(rect=rect)
+    style.place_labels(fig)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def finish_chart(fig, ax, manifest, points, path: Path, note: str = "") -> Path:
+    return finish_figure(fig, path, footer(manifest, points), note)
+
+
+def drawable(p: dict) -> bool:
+    """A point that may become a figure: finished ok, with throughput."""
+    return p.get("status") == "ok" and bool(p.get("throughput"))
+
+
+def why_not(p: dict) -> str:
+    """Why a point is not drawn, in a few words: ``failed: 23,800 lost``, ``skipped: ...``."""
+    errors = p.get("errors") or []
+    if p.get("status") == "skipped":
+        return "skipped: " + (errors[0][:48] if errors else "no reason given")
+    lost = (p.get("accounting") or {}).get("lost")
+    if lost:
+        return f"{p.get('status', 'failed')}: {lost:,} lost"
+    return f"{p.get('status', 'failed')}: " + (errors[0][:48] if errors else "no figure")
+
+
+def mark_not_drawn(ax, marks: list[tuple[float, str]]) -> None:
+    """A failed or skipped point: a cross on the x axis with its reason, never a value."""
+    for x, text in marks:
+        ax.plot([x], [0], marker="X", color="#c0392b", markersize=9, clip_on=False, zorder=5,
+                linestyle="none")
+        ax.annotate(text, (x, 0), xytext=(3, 6), textcoords="offset points", rotation=90,
+                    fontsize=6.5, color="#c0392b", va="bottom", ha="left")
+
+
+def not_drawn(points: list[dict], x_key: str) -> list[tuple[object, str, str]]:
+    """(x, series, reason) of every point that is not drawn."""
+    out = []
+    for p in points:
+        if drawable(p):
+            continue
+        s = p.get("sweep", {})
+        x = s.get("x", p.get("parameters", {}).get(x_key))
+        out.append((x, s.get("series") or "default", why_not(p)))
+    return out
+
+
+def busiest_note(points: list[dict]) -> str:
+    """Which process was busiest at the peak receive rate."""
+    ok = [p for p in points if drawable(p)]
+    if not ok:
+        return ""
+    peak = max(ok, key=lambda p: num(p["throughput"].get("recv_msgs_per_s")) or 0)
+    b = peak.get("busiest") or {}
+    if not b:
+        return ""
+    bound = "CPU-bound" if b.get("cpu_bound") else "not CPU-bound"
+    note = (f"at the peak ({peak.get('point')}): busiest {b['process']} "
+            f"{b['cpu_share']:.2f} cores, {bound}")
+    if b.get("cores"):
+        note += (f"; the machine {b['machine_busy_cores']:.2f} of {b['cores']} cores busy"
+                 + (" (saturated: the machine bounds the figure)" if b.get("machine_saturated")
+                    else ""))
+    return note
+
+
+def series_of(points: list[dict], x_key: str) -> dict[str, list[tuple]]:
+    out: dict[str, list[tuple]] = defaultdict(list)
+    for p in points:
+        if not drawable(p):  # failed, incomplete and skipped points are never data
+            continue
+        s = p.get("sweep", {})
+        label = s.get("series") or p["parameters"].get("label") or "default"
+        x = s.get("x", p["parameters"].get(x_key))
+        out[label].append((x, p))
+    return out
+
+
+def styles_of(series: dict[str, list[tuple]]) -> dict[str, dict]:
+    return style.series_styles({k: [p for _x, p in v] for k, v in series.items()})
+
+
+def whisker(ax, xs, med, lo, hi, label, marker="o", linestyle="-", color=None):
+    yerr = [[max(0, m - low) for m, low in zip(med, lo)], [max(0, h - m) for m, h in zip(med, hi)]]
+    return ax.errorbar(xs, med, yerr=yerr, label=label, marker=marker, linestyle=linestyle,
+                       capsize=3, markersize=4, color=color)
+
+
+def rates(pts, key):
+    med = [num(p["throughput"][f"{key}_msgs_per_s"]) for _, p in pts]
+    lo = [num(p["throughput"][f"{key}_min"]) for _, p in pts]
+    hi = [num(p["throughput"][f"{key}_max"]) for _, p in pts]
+    return med, lo, hi
+
+
+def legend_of(fig, ax, **kw):
+    handles, labels = ax.get_legend_handles_labels()
+    return style.legend_beside(fig, handles, labels, **kw)

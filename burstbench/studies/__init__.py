@@ -1,0 +1,2 @@
+"""The studies beside the burst measurements: Pi (workers over the broker, and actors) and
+request/reply."""
