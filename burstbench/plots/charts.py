@@ -336,6 +336,21 @@ def chart_latency(manifest, points, path: Path) -> Path:
     return finish_chart(fig, ax, manifest, points, path, busiest_note(points))
 
 
+def _offered(p: dict) -> float:
+    """A probe's offered rate, all producers together."""
+    return p["parameters"]["rate"] * p["parameters"].get("producers", 1)
+
+
+def _latency_axis(ax, bound: float | None) -> None:
+    """A latency axis of find-max probes: the p99 bound as a labelled line, log scale when
+    there is anything above zero to show."""
+    if bound is not None:
+        ax.axhline(bound, **REF_STYLE)
+        _ref_label(ax, bound, f"p99 bound {bound:g} ms", x=0.0, ha="left")
+    if ax.lines and any(num(v) > 0 for line in ax.lines for v in line.get_ydata()):
+        ax.set_yscale("log")
+
+
 def chart_find_max(manifest, points, path: Path) -> Path:
     """The maximum sustainable rate per series: received against offered (the diagonal is
     keeping up), and p50/p99/p99.9 latency against offered (the hockey stick). Probes that
@@ -363,7 +378,7 @@ def chart_find_max(manifest, points, path: Path) -> Path:
             if sw.get("x") == "max":
                 flood = num(t.get("recv_msgs_per_s"))
                 continue
-            offered = p["parameters"]["rate"] * p["parameters"].get("producers", 1)
+            offered = _offered(p)
             lat = p.get("latency_ms") or {}
             p99 = lat.get("p99")
             held = bool(st.get("keeps_up")) and p99 is not None and bound is not None \
@@ -405,11 +420,7 @@ def chart_find_max(manifest, points, path: Path) -> Path:
     ax1.set_title("Offered vs received (hollow: did not hold; dotted: flood rate; dashed: the "
                   "maximum sustainable rate)", fontsize=9)
     mark_not_drawn(ax1, marks)
-    if bound is not None:
-        ax2.axhline(bound, **REF_STYLE)
-        _ref_label(ax2, bound, f"p99 bound {bound:g} ms", x=0.0, ha="left")
-    if ax2.lines and any(num(v) > 0 for line in ax2.lines for v in line.get_ydata()):
-        ax2.set_yscale("log")
+    _latency_axis(ax2, bound)
     ax2.set_xlim(ax1.get_xlim())
     ax2.set_xlabel("offered msg/s (all producers)")
     ax2.set_ylabel("latency ms from the intended send time (log)")
@@ -452,16 +463,12 @@ def chart_nodelay_remedy(manifest, points, path: Path) -> Path:
             rows = []
             for p in both[nd]:
                 bound = (p.get("sweep") or {}).get("p99_bound_ms", bound)
-                offered = p["parameters"]["rate"] * p["parameters"].get("producers", 1)
+                offered = _offered(p)
                 rows.append((offered, num((p.get("latency_ms") or {}).get("p99"))))
             rows.sort()
             ax.plot([r[0] for r in rows], [r[1] for r in rows], ls, marker="o", markersize=4,
                     color=color, label=f"p99, {word}")
-        if bound is not None:
-            ax.axhline(bound, **REF_STYLE)
-            _ref_label(ax, bound, f"p99 bound {bound:g} ms", x=0.0, ha="left")
-        if any(num(v) > 0 for line in ax.lines for v in line.get_ydata()):
-            ax.set_yscale("log")
+        _latency_axis(ax, bound)
         ax.set_title(series, fontsize=9)
         ax.set_xlabel("offered msg/s (all producers)")
         ax.set_ylabel("p99 ms (log)")
