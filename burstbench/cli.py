@@ -35,6 +35,17 @@ def _int(minimum: int):
     return parse
 
 
+def _share(text):
+    """A share in [0, 1): the part of something left out."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 0 and below 1: {v}")
+    return v
+
+
 def _float(minimum: float):
     def parse(text):
         try:
@@ -486,11 +497,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=100000,
         help="messages per measurement at 6 B (half that at 1 KiB)",
     )
-    p.add_argument("--count-jvm", type=_int(1000), default=None,
+    p.add_argument("--count-jvm", type=_int(1000), default=400000,
                    help="messages per measurement of a JVM client at 6 B (half that at 1 KiB; "
-                   "default --count): a fresh JVM runs its first few hundred thousand messages "
+                   "default 400000): a fresh JVM runs its first few hundred thousand messages "
                    "slower while it compiles, and the loop and the client compile different "
                    "amounts of code")
+    p.add_argument("--warmup", type=_share, default=0.5,
+                   help="the share of each process's messages that is its warm-up and is not "
+                   "timed, for loop and client alike (default 0.5: the second half is timed)")
     p.add_argument("--cli", action=argparse.BooleanOptionalAction, default=True,
                    help="measure the JMS pair against ActiveMQ's own command-line producer and "
                    "consumer too")

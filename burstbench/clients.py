@@ -48,7 +48,8 @@ class Client:
     built: Path  # exists once set-up has built/installed the client
     ack_modes: frozenset[str] = frozenset({"auto", "client", "client-individual"})
     # minimal same-library loops for ./bench perf: (send argv, receive argv); they take
-    # URL QUEUE COUNT [SIZE] and print {"count", "first_ns", "last_ns"}
+    # URL QUEUE COUNT SIZE [SKIP] (send) / URL QUEUE COUNT [SKIP] (receive) and print
+    # {"count", "first_ns", "mark_ns" (message SKIP), "last_ns"}
     loops: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     notes: str = ""
     extra_env: dict = field(default_factory=dict)

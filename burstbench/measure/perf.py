@@ -5,12 +5,21 @@ the machine's noise falls on both (loop then client in even rounds, client then 
 ones): the producer sends COUNT messages into an empty queue (send rate = COUNT / (broker's
 confirmation of the last message − first send); the loops time their sends the same way),
 then the consumer drains that backlog (receive rate = COUNT / (last receive − first
-receive)). One warm-up round is discarded; the table shows the median of the measured rounds
+receive)). Within each process the first share of its messages (``--warmup``, half by default)
+is its warm-up and is not timed: rates and CPU run from message SKIP (counted from 0) to the
+last, for loop and client alike, the same message indices on both sides (a fresh JVM compiles
+for its first few hundred thousand messages, and loop and client compile different amounts of
+code, so a drain timed from its first message measures the compiler). A stompjs send is timed
+whole: its publish() only queues, so when message SKIP was handed over says nothing about when
+it left. One warm-up round is discarded; the table shows the median of the measured rounds
 with min and max, and the ratio client / loop: the bench's own cost, which must stay within
 5% (ratio >= 0.95). A ratio is taken round by round (client / loop measured next to each
 other), and the table shows the median of those with their min and max: the machine's slow
-drift falls on both sides of each. A stock client with a tuned entry (``stomp-py-tuned``...)
-has it measured in the same rounds, and tuned / stock is printed as the headroom the library leaves.
+drift falls on both sides of each. Beside it, a distribution-free confidence interval of that
+median (order statistics of the rounds' ratios) says whether the target is met (the interval at
+or above 0.95), missed (below) or unsettled (it holds 0.95). A stock client with a tuned entry
+(``stomp-py-tuned``...) has it measured in the same rounds, and tuned / stock is printed as the
+headroom the library leaves.
 """
 
 from __future__ import annotations
@@ -160,27 +169,60 @@ def _rate(n: int, first: int, last: int) -> float:
     return n / ((last - first) / 1e9) if last > first else float("nan")
 
 
-def loop_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str):
+def skip_of(count: int, warmup: float) -> int:
+    """The messages of a process's warm-up: the first ``warmup`` share of ``count``, leaving
+    at least two timed (the receive window runs from one arrival to another)."""
+    return max(0, min(count - 2, int(count * warmup)))
+
+
+def send_timed_from_mark(r: clients.Resolved) -> bool:
+    """Whether a send can be timed from the hand-over of message SKIP: Perl's, Python's and
+    Java's send calls write to the socket before they return; stompjs's publish() only queues
+    (its sends are timed whole, from the first message)."""
+    return r.client.language != "node"
+
+
+def send_rate(count: int, skip: int, first: int, mark: int, confirmed: int,
+              from_mark: bool) -> float:
+    """Messages SKIP.. handed over from ``mark`` until the broker confirmed the last one (or,
+    when the send cannot be timed from a mark, all of them from ``first``)."""
+    if not from_mark or skip == 0:
+        return _rate(count, first, confirmed)
+    return _rate(count - skip, mark, confirmed)
+
+
+def recv_rate(count: int, skip: int, mark: int, last: int) -> float:
+    """Arrivals after message SKIP's, from its arrival (``mark``) to the last one's."""
+    return _rate(count - skip - 1, mark, last)
+
+
+def loop_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str,
+              skip: int = 0):
     send_argv, recv_argv = r.client.loops
     url = broker.url_for(r.protocol)
     q = f"perf.{tag}.{uuid.uuid4().hex[:6]}"
-    s = _run_to_end(sup, f"loop-send-{tag}", [*send_argv, url, q, str(count), str(size)], 600)
+    s = _run_to_end(sup, f"loop-send-{tag}",
+                    [*send_argv, url, q, str(count), str(size), str(skip)], 600)
     cpu: list[CpuSampler] = []
-    rcv = _run_to_end(sup, f"loop-recv-{tag}", [*recv_argv, url, q, str(count)], 600, cpu)
+    rcv = _run_to_end(sup, f"loop-recv-{tag}", [*recv_argv, url, q, str(count), str(skip)], 600,
+                      cpu)
     s, rcv = s[-1], rcv[-1]
     if int(rcv["count"]) != count:
         raise PerfError(f"loop {r.label} received {rcv['count']} of {count}")
-    first, last = int(rcv["first_ns"]), int(rcv["last_ns"])
+    first, mark, last = int(rcv["first_ns"]), int(rcv["mark_ns"]), int(rcv["last_ns"])
+    s_first, s_last = int(s["first_ns"]), int(s["last_ns"])
     return (
-        _rate(count, int(s["first_ns"]), int(s["last_ns"])),
+        send_rate(count, skip, s_first, int(s["mark_ns"]), s_last, send_timed_from_mark(r)),
+        recv_rate(count, skip, mark, last),
+        _rate(count, s_first, s_last),
+        _cpu_us(cpu[0], count - skip, mark, last),
         _rate(count, first, last),
-        _rate(count, first, last),
-        _cpu_us(cpu[0], count, first, last),
     )
 
 
 def _cpu_us(sampler: CpuSampler, count: int, first: int, last: int) -> float:
-    """The consumer's CPU microseconds per message between its first and last message."""
+    """The consumer's CPU microseconds per message between two of its arrivals, ``count``
+    messages apart counting both."""
     return sampler.cpu_between(first, last) / 1000 / max(1, count - 1)
 
 
@@ -192,11 +234,15 @@ def _client_argvs(broker, r: clients.Resolved, q: str, count: int, size: int, pr
 
 
 def _client_rates(r: clients.Resolved, count: int, prec: Path, crec: Path,
-                  send_events: list[dict], cpu: CpuSampler | None = None) -> tuple:
-    """(send msg/s to the broker's confirmation of the last message, receive msg/s first to
-    last message, send msg/s to the last send call as ActiveMQ's CLI producer times itself:
-    its asynchronous sends return before the broker has the message, and with ``cpu`` the
-    consumer's CPU microseconds per message from its first to its last)."""
+                  send_events: list[dict], cpu: CpuSampler | None = None,
+                  skip: int = 0) -> tuple:
+    """(send msg/s from message SKIP's hand-over to the broker's confirmation of the last
+    message, receive msg/s from message SKIP's arrival to the last one's, send msg/s of all
+    messages to the last send call as ActiveMQ's CLI producer times itself: its asynchronous
+    sends return before the broker has the message, with ``cpu`` the consumer's CPU
+    microseconds per message over the receive window, and receive msg/s first to last
+    message). Message SKIP is the SKIP-th of the records' times in order, as the loops count
+    it."""
     sent = measure.read_producer_records(prec)
     got = measure.read_consumer_records(crec)
     if len(got) != count:
@@ -204,17 +250,22 @@ def _client_rates(r: clients.Resolved, count: int, prec: Path, crec: Path,
     # the send ends when the broker confirmed the last message (the producer's burst line)
     confirmed = max((e["_rx_ns"] for e in send_events if e.get("event") == "burst"),
                     default=max(t for *_, t in sent))
-    first, last_call = min(t for *_, t in sent), max(t for *_, t in sent)
-    r0, r1 = min(x.recv_ns for x in got), max(x.recv_ns for x in got)
+    calls = sorted(t for *_, t in sent)
+    first, last_call = calls[0], calls[-1]
+    arrivals = sorted(x.recv_ns for x in got)
+    r0, mark, r1 = arrivals[0], arrivals[skip], arrivals[-1]
     return (
-        _rate(count, first, max(confirmed, last_call)),
-        _rate(count, r0, r1),
+        send_rate(count, skip, first, calls[skip], max(confirmed, last_call),
+                  send_timed_from_mark(r)),
+        recv_rate(count, skip, mark, r1),
         _rate(count, first, last_call),
-        _cpu_us(cpu, count, r0, r1) if cpu is not None else math.nan,
+        _cpu_us(cpu, count - skip, mark, r1) if cpu is not None else math.nan,
+        _rate(count, r0, r1),
     )
 
 
-def client_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str, work: Path):
+def client_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str, work: Path,
+                skip: int = 0):
     """Our producer sends the burst into an empty queue, then our consumer drains it."""
     prec, crec = work / f"{tag}-p.tsv", work / f"{tag}-c.tsv"
     send, recv = _client_argvs(broker, r, f"perf.{tag}.{uuid.uuid4().hex[:6]}", count, size,
@@ -222,7 +273,7 @@ def client_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: st
     sent_evs = _run_to_end(sup, f"client-send-{tag}", send, 600)
     cpu: list[CpuSampler] = []
     _run_to_end(sup, f"client-recv-{tag}", recv, 600, cpu)
-    return _client_rates(r, count, prec, crec, sent_evs, cpu[0])
+    return _client_rates(r, count, prec, crec, sent_evs, cpu[0], skip)
 
 
 def client_pair_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str,
@@ -313,16 +364,45 @@ def _spread(vals: list[float]) -> dict:
     return {"median": statistics.median(vals), "min": min(vals), "max": max(vals)}
 
 
+def median_ci(vals: list[float], confidence: float = 0.95) -> dict:
+    """A distribution-free confidence interval for the median of ``vals``: the k-th smallest
+    and k-th largest value, k the largest for which a Binomial(n, 1/2) falls below k with
+    probability at most (1 - confidence) / 2; ``confidence`` in the result is the interval's
+    own, which is at least the one asked for, or the most n values can give (n = 5: min and
+    max, 94%; n = 9: the 2nd smallest and 2nd largest, 96%)."""
+    v = sorted(vals)
+    n = len(v)
+    tail = (1 - confidence) / 2
+    k, below = 1, 0.5**n  # P(X <= k - 1) for k = 1
+    while k < n // 2:
+        nxt = below + math.comb(n, k) * 0.5**n  # P(X <= k)
+        if nxt > tail:
+            break
+        k, below = k + 1, nxt
+    return {"lo": v[k - 1], "hi": v[n - k], "confidence": 1 - 2 * below}
+
+
+def verdict(ci: dict, target: float = 0.95) -> str:
+    """'met' when the interval lies at or above the target, 'missed' when it lies below it,
+    'unsettled' when it holds the target: more rounds, or a quieter machine, would tell."""
+    if ci["lo"] >= target:
+        return "met"
+    if ci["hi"] < target:
+        return "missed"
+    return "unsettled"
+
+
 def _paired(a: list[tuple], b: list[tuple], idx: int) -> dict:
     """a / b round by round (both measured in the same round, next to each other): the
-    median of those ratios with their min and max."""
-    return _spread([x[idx] / y[idx] for x, y in zip(a, b, strict=True)])
+    median of those ratios with their min and max, and the median's confidence interval."""
+    ratios = [x[idx] / y[idx] for x, y in zip(a, b, strict=True)]
+    return {**_spread(ratios), "ci": median_ci(ratios)}
 
 
 def run(
     specs: list[str], sizes: list[int], counts: dict[int, int], rounds: int, out=sys.stdout,
     optimized_dispatch: bool = False, counts_jvm: dict[int, int] | None = None,
-    with_cli: bool = True,
+    with_cli: bool = True, warmup: float = 0.5,
 ) -> dict:
     resolved = [clients.resolve(s) for s in specs]
     for r in resolved:
@@ -355,6 +435,7 @@ def run(
                 for size in sizes:
                     jvm = r.client.language == "java"
                     count = (counts_jvm if jvm and counts_jvm else counts).get(size, 50000)
+                    skip = skip_of(count, warmup)
                     samples = {k: [] for k in ("loop", "client", "tuned", "cli", "pair",
                                                "cli_pair")}
                     cli = with_cli and r.client.name == "openwire-jms"
@@ -362,13 +443,15 @@ def run(
                         tag = f"{r.client.name}-{size}-{i}"
                         measures = {
                             # (each called in this iteration, below: B023 does not apply)
-                            "loop": lambda: loop_once(sup, broker, r, count, size, tag),  # noqa: B023
+                            "loop": lambda: loop_once(sup, broker, r, count, size, tag,  # noqa: B023
+                                                      skip),  # noqa: B023
                             "client": lambda: client_once(sup, broker, r, count, size, tag,  # noqa: B023
-                                                          work),
+                                                          work, skip),  # noqa: B023
                         }
                         if tuned is not None:
                             measures["tuned"] = lambda: client_once(
-                                sup, broker, tuned, count, size, f"{tag}-tuned", work)  # noqa: B023
+                                sup, broker, tuned, count, size, f"{tag}-tuned", work,  # noqa: B023
+                                skip)  # noqa: B023
                         order = list(measures) if i % 2 == 0 else list(measures)[::-1]
                         got = {k: measures[k]() for k in order}
                         if cli:
@@ -381,7 +464,8 @@ def run(
                             continue  # warm-up round: broker and JIT settle
                         for k, v in got.items():
                             samples[k].append(v)
-                    row = {"client": r.label, "size": size, "count": count}
+                    row = {"client": r.label, "size": size, "count": count, "skip": skip,
+                           "send_timed_from_mark": send_timed_from_mark(r)}
                     for role, idx in (("send", 0), ("recv", 1)):
                         lo = _spread([s[idx] for s in samples["loop"]])
                         cl = _spread([s[idx] for s in samples["client"]])
@@ -393,6 +477,12 @@ def run(
                                      "ratio_of_medians": cl["median"] / lo["median"],
                                      "rounds": {"loop": [s[idx] for s in samples["loop"]],
                                                 "client": [s[idx] for s in samples["client"]]}}
+                        if role == "recv":
+                            # the whole drain, warm-up included, for the record
+                            row[role]["whole_drain"] = {
+                                "loop": _spread([s[4] for s in samples["loop"]]),
+                                "client": _spread([s[4] for s in samples["client"]]),
+                                "ratio": _paired(samples["client"], samples["loop"], 4)}
                         if role == "recv":
                             # the consumer's own CPU per message: its work, less moved by the
                             # machine's scheduling than its rate (loop / client: >= 0.95 too)
@@ -413,7 +503,8 @@ def run(
                                 continue
                             ac = _spread([s[idx] for s in samples[theirs]])
                             # like with like: the CLI's send time ends at its last send call
-                            mine = _spread([s[2 if role == "send" else 1] for s in samples[ours]])
+                            # (and the whole drain: the CLI's consumer times all of it)
+                            mine = _spread([s[2 if role == "send" else 4] for s in samples[ours]])
                             row[role].setdefault("vs_cli", {})[mode] = {
                                 "activemq_cli": ac, "client_like_cli": mine,
                                 "ratio_to_cli": mine["median"] / ac["median"]}
@@ -422,6 +513,7 @@ def run(
     doc = {
         "kind": "perf-clients",
         "rounds": rounds,
+        "warmup": warmup,
         "counts": {str(k): v for k, v in counts.items()},
         "counts_jvm": {str(k): v for k, v in (counts_jvm or counts).items()},
         "table": table,
@@ -441,10 +533,21 @@ HEADER = (
 
 TARGET = 0.95  # the stock client within 5% of its loop: the bench's own cost
 
+CI_FOOTNOTE = (
+    "CI: a distribution-free confidence interval of the median ratio (order statistics of the "
+    "rounds' ratios);\n  target met = the interval lies at or above 0.95, missed = below it, "
+    "unsettled = it holds 0.95.")
+
 CPU_FOOTNOTE = (
-    "CPU us/msg: the consumer process's own CPU time (user + system, from /proc) from its first "
-    "to its last message,\n  per message; the ratio is loop / client round by round (the "
-    "client's share of the loop's efficiency).")
+    "CPU us/msg: the consumer process's own CPU time (user + system, from /proc) over the timed "
+    "messages, per message;\n  the ratio is loop / client round by round (the client's share "
+    "of the loop's efficiency).")
+
+
+def warmup_footnote(warmup: float) -> str:
+    return (f"timed: each process from message {warmup:.0%} of its count to its last (the "
+            "first share is its warm-up), loop and client alike;\n  a stompjs send is timed "
+            "whole (publish() only queues).")
 
 TUNED_FOOTNOTE = (
     "tuned rows: the stock client's rate (left) against its -tuned entry's (right), measured "
@@ -457,13 +560,23 @@ CLI_FOOTNOTE = (
     "the queue; together = the consumer listens while the producer sends.\n"
     "* ActiveMQ's CLI producer times itself to its last send call (its sends are "
     "asynchronous), so these rows time ours the same way;\n  the rows above time every send "
-    "to the broker's confirmation of the last message.")
+    "to the broker's confirmation of the last message. The CLI times all of its messages, and "
+    "so do these rows.")
 
 
 def _ratio_spread(d: dict) -> str:
     """The round-by-round ratios' min-max, when the row has them."""
     sp = d.get("ratio_spread")
     return f" ({sp['min']:.2f}-{sp['max']:.2f})" if sp else ""
+
+
+def _ci(sp: dict | None) -> str:
+    """The median ratio's confidence interval and what it says of the target."""
+    if not sp or "ci" not in sp:
+        return ""
+    ci = sp["ci"]
+    return (f"  {ci['confidence']:.0%} CI {ci['lo']:.2f}-{ci['hi']:.2f}: "
+            f"target {verdict(ci, TARGET)}")
 
 
 def format_row(row: dict) -> str:
@@ -477,6 +590,7 @@ def format_row(row: dict) -> str:
             + f"{cl['median']:>10,.0f} ({cl['min']:,.0f}-{cl['max']:,.0f})".ljust(30)
             + f"{d['ratio']:>7.2f}" + _ratio_spread(d) + ("" if d["ratio"] >= TARGET else
                                                            "  < 0.95")
+            + _ci(d.get("ratio_spread"))
         )
         if "cpu_us_per_msg" in d:
             c = d["cpu_us_per_msg"]
@@ -485,7 +599,7 @@ def format_row(row: dict) -> str:
                          f"{cl_['median']:>10.2f} ({cl_['min']:.2f}-{cl_['max']:.2f})".ljust(58)
                          + f"{cc['median']:>10.2f} ({cc['min']:.2f}-{cc['max']:.2f})".ljust(30)
                          + f"{rs['median']:>7.2f} ({rs['min']:.2f}-{rs['max']:.2f})"
-                         + ("" if rs["median"] >= TARGET else "  < 0.95"))
+                         + ("" if rs["median"] >= TARGET else "  < 0.95") + _ci(rs))
         if "tuned" in d:
             tu = d["tuned"]["rates"]
             lines.append(f"{'  ' + d['tuned']['client']:<22}{role:<5}"
@@ -512,7 +626,9 @@ def main(args) -> int:
     print(HEADER)
     try:
         doc = run(specs, sizes, counts, args.rounds, optimized_dispatch=args.optimized_dispatch,
-                  counts_jvm=counts_jvm, with_cli=args.cli)
+                  counts_jvm=counts_jvm, with_cli=args.cli, warmup=args.warmup)
+        print(warmup_footnote(args.warmup))
+        print(CI_FOOTNOTE)
         print(CPU_FOOTNOTE)
         if any("tuned" in row["send"] for row in doc["table"]):
             print(TUNED_FOOTNOTE)

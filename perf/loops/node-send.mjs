@@ -1,4 +1,5 @@
-// Minimal stompjs send loop: node node-send.mjs URL QUEUE COUNT SIZE (ws:// or stomp:// / tcp://)
+// Minimal stompjs send loop: node node-send.mjs URL QUEUE COUNT SIZE [SKIP] (ws:// or stomp:// / tcp://)
+// (mark_ns: when message SKIP, counted from 0, was handed to publish())
 // Public API only, with the stock client's transports and options (clients/node/common.mjs):
 // ws with perMessageDeflate off, or @stomp/tcp-wrapper as it comes; no reconnect, no
 // heart-beats; the receipt on the last message ends the send.
@@ -7,7 +8,8 @@ import { TCPWrapper } from '../../clients/node/node_modules/@stomp/tcp-wrapper/e
 import WebSocket from '../../clients/node/node_modules/ws/wrapper.mjs';
 import zlib from 'node:zlib';
 
-const [url, queue, count, size] = [process.argv[2], process.argv[3], +process.argv[4], +process.argv[5]];
+const [url, queue, count, size, skip] = [process.argv[2], process.argv[3], +process.argv[4], +process.argv[5],
+  +(process.argv[6] ?? 0)];
 const off = BigInt(Date.now()) * 1000000n - process.hrtime.bigint();
 const u = new URL(url);
 const ws = u.protocol.startsWith('ws'); // ActiveMQ's ws transport takes text frames only
@@ -21,15 +23,17 @@ client.onConnect = () => {
   // the same message the bench sends: 6 headers, the 6-digit counter, then 'x'
   const fill = 'x'.repeat(Math.max(0, size - 6));
   const enc = new TextEncoder();
-  let first = 0n;
+  let first = 0n, mark = 0n;
   client.watchForReceipt('done', async () => {
     // all publish() calls return at once (they only queue): the send ends at the receipt
     const last = process.hrtime.bigint();
-    console.log(JSON.stringify({ count, first_ns: String(first + off), last_ns: String(last + off) }));
+    console.log(JSON.stringify({ count, first_ns: String(first + off), mark_ns: String(mark + off),
+      last_ns: String(last + off) }));
     await client.deactivate();
   });
   first = process.hrtime.bigint();
   for (let i = 0; i < count; i++) {
+    if (i === skip) mark = process.hrtime.bigint();
     const text = (String(i % 1000000).padStart(6, '0') + fill).slice(0, size);
     const headers = { bb_producer: 'loop', bb_seq: String(i), bb_burst: '0',
       bb_sent_ns: String(process.hrtime.bigint() + off), bb_nonce: 'loop',

@@ -1,17 +1,18 @@
 #!/usr/bin/perl
-# Minimal Net::Stomp receive loop (reference for clients/perl): URL QUEUE COUNT
+# Minimal Net::Stomp receive loop (reference for clients/perl): URL QUEUE COUNT [SKIP]
+# (mark_ns: when message SKIP, counted from 0, arrived: the end of the warm-up)
 use strict; use warnings; use Net::Stomp; use Time::HiRes qw(gettimeofday);
 # Net::Stomp 0.61 with the stock client's two bug fixes (clients/perl/Common.pm,
 # docs/findings.md): without them a body's leading "0" can be overwritten and a frame lost.
 use FindBin; use lib "$FindBin::Bin/../../clients/perl"; use Common ();
-my ($url, $queue, $count) = @ARGV;
-my ($ssl, $host, $port) = $url =~ m{^stomp(\+ssl)?://([^/:]+):(\d+)/?$} or die "usage: $0 stomp://HOST:PORT QUEUE COUNT\n";
+my ($url, $queue, $count, $skip) = @ARGV; $skip //= 0;
+my ($ssl, $host, $port) = $url =~ m{^stomp(\+ssl)?://([^/:]+):(\d+)/?$} or die "usage: $0 stomp://HOST:PORT QUEUE COUNT [SKIP]\n";
 my $stomp = Net::Stomp->new({ hostname => $host, port => $port, ssl => $ssl ? 1 : 0, timeout => 10,
                               initial_reconnect_attempts => 1, reconnect_attempts => 1, connect_delay => 0 });
 $stomp->connect({})->command eq 'CONNECTED' or die "not connected\n";
 $stomp->timeout(undef);  # as the client: the connect timeout only
 $stomp->subscribe({ destination => "/queue/$queue", ack => 'auto', 'activemq.prefetchSize' => 1000 });
-my ($n, $t0, $t1, $foreign) = (0);
+my ($n, $t0, $t1, $tm, $foreign) = (0);
 while ($n < $count) {
     my $f = $stomp->receive_frame or die "connection lost\n";
     next unless $f->command eq 'MESSAGE';
@@ -19,7 +20,8 @@ while ($n < $count) {
     # a consumer reads what it received, as the client does: the headers and the body
     my ($h, $body) = ($f->headers, $f->body);
     $foreign++ unless defined $h->{bb_seq} && length $body;
+    $tm = $t1 if $n == $skip;
     $n++;
 }
 $stomp->disconnect;
-print qq({"count":$n,"first_ns":$t0,"last_ns":$t1}\n);
+print qq({"count":$n,"first_ns":$t0,"mark_ns":$tm,"last_ns":$t1}\n);

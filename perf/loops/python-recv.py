@@ -1,4 +1,5 @@
-"""Minimal stomp.py receive loop (reference for clients/python): URL QUEUE COUNT"""
+"""Minimal stomp.py receive loop (reference for clients/python): URL QUEUE COUNT [SKIP]
+(mark_ns: when message SKIP, counted from 0, arrived: the end of the warm-up)"""
 
 import json
 import sys
@@ -9,6 +10,7 @@ from urllib.parse import urlsplit
 import stomp
 
 url, queue, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+skip = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 u = urlsplit(url)
 # the stock client's options: connect timeout, no reconnects, heart-beats off
 conn = stomp.Connection11(
@@ -34,4 +36,6 @@ conn.connect(wait=True)
 conn.subscribe("/queue/" + queue, id="1", ack="auto", headers={"activemq.prefetchSize": "1000"})
 done.wait(600)
 conn.disconnect()
-print(json.dumps({"count": len(times), "first_ns": times[0], "last_ns": times[-1]}))
+mark = times[min(skip, len(times) - 1)]
+print(json.dumps({"count": len(times), "first_ns": times[0], "mark_ns": mark,
+                  "last_ns": times[-1]}))

@@ -5,17 +5,18 @@ import jakarta.jms.*;
 import org.apache.activemq.ActiveMQConnectionFactory;
 
 /**
- * Minimal receive loop (baseline for the stock Consumer): Recv URL QUEUE COUNT [SIZE]; SIZE
- * is ignored. As the Consumer: ActiveMQ's defaults, queue prefetch 1000 (the contract's
+ * Minimal receive loop (baseline for the stock Consumer): Recv URL QUEUE COUNT [SKIP];
+ * mark_ns: when message SKIP (counted from 0) arrived, the end of the warm-up. As the Consumer: ActiveMQ's defaults, queue prefetch 1000 (the contract's
  * default) on the prefetch policy, one AUTO_ACKNOWLEDGE session, a MessageListener (run in
  * the session's thread, ActiveMQ's default). msg/s per 100k on stderr.
  */
 public final class Recv {
-    static long count, t0, t, bytes, lastAt, keys;
+    static long count, t0, t, bytes, lastAt, keys, mark, skip;
     static byte[] buf = new byte[64];
 
     public static void main(String[] a) throws Exception {
         long n = Long.parseLong(a[2]);
+        skip = a.length > 3 ? Long.parseLong(a[3]) : 0;
         ActiveMQConnectionFactory f = new ActiveMQConnectionFactory(a[0]);
         f.getPrefetchPolicy().setQueuePrefetch(1000);
         Connection c = f.createConnection();
@@ -37,6 +38,7 @@ public final class Recv {
                     bytes += len;
                 }
             } catch (JMSException e) { throw new RuntimeException(e); }
+            if (count == skip) mark = now;
             if (++count == 1) t0 = t = now;   // clock starts at the first message
             if (count % 100_000 == 0) { System.err.printf("recv %d: %.0f msg/s%n", count, 100_000 / ((now - t) / 1e9)); t = now; }
             lastAt = now;
@@ -47,7 +49,8 @@ public final class Recv {
         double secs = (lastAt - t0) / 1e9;
         System.err.printf("recv total %d (%d body bytes) in %.3f s: %.0f msg/s%n", count, bytes, secs, count / secs);
         long epoch = System.currentTimeMillis() * 1_000_000L - System.nanoTime();
-        System.out.printf("{\"count\":%d,\"first_ns\":%d,\"last_ns\":%d}%n", count, t0 + epoch, lastAt + epoch);
+        System.out.printf("{\"count\":%d,\"first_ns\":%d,\"mark_ns\":%d,\"last_ns\":%d}%n", count, t0 + epoch,
+                          mark + epoch, lastAt + epoch);
         c.close();
     }
 }

@@ -7,15 +7,17 @@ import org.apache.activemq.ActiveMQMessageProducer;
 import org.apache.activemq.AsyncCallback;
 
 /**
- * Minimal send loop (baseline for the stock Producer): Send URL QUEUE COUNT [SIZE]. As the
+ * Minimal send loop (baseline for the stock Producer): Send URL QUEUE COUNT [SIZE [SKIP]]. As the
  * Producer: ActiveMQ's defaults, non-persistent BytesMessages (sent asynchronously, ActiveMQ's
  * default) with the same body and four string properties, the last one sent with an
- * AsyncCallback and waited for. msg/s per 100k on stderr.
+ * AsyncCallback and waited for. msg/s per 100k on stderr; mark_ns: when message SKIP (counted
+ * from 0) was handed to send, the end of the warm-up.
  */
 public final class Send {
     public static void main(String[] a) throws Exception {
         long n = Long.parseLong(a[2]);
         int size = a.length > 3 ? Integer.parseInt(a[3]) : 6;
+        long skip = a.length > 4 ? Long.parseLong(a[4]) : 0;
         ActiveMQConnectionFactory f = new ActiveMQConnectionFactory(a[0]);
         Connection c = f.createConnection();
         c.start();
@@ -27,8 +29,9 @@ public final class Send {
         java.util.Arrays.fill(body, (byte) 'x');
         CountDownLatch confirmed = new CountDownLatch(1);
         java.util.zip.CRC32 crc = new java.util.zip.CRC32();
-        long t0 = System.nanoTime(), t = t0;
+        long t0 = System.nanoTime(), t = t0, mark = t0;
         for (long i = 0; i < n; i++) {
+            if (i == skip) mark = System.nanoTime();
             BytesMessage m = s.createBytesMessage();
             for (long k = 5, d = i % 1000000; k >= 0; k--, d /= 10) if (k < size) body[(int) k] = (byte) ('0' + d % 10);
             m.writeBytes(body);
@@ -60,7 +63,8 @@ public final class Send {
         long last = System.nanoTime();   // the broker has them all
         System.err.printf("send total %d in %.3f s: %.0f msg/s%n", n, (last - t0) / 1e9, n / ((last - t0) / 1e9));
         // the line ./bench perf reads: first send, and the broker's confirmation of the last
-        System.out.printf("{\"count\":%d,\"first_ns\":%d,\"last_ns\":%d}%n", n, t0 + epoch, last + epoch);
+        System.out.printf("{\"count\":%d,\"first_ns\":%d,\"mark_ns\":%d,\"last_ns\":%d}%n", n, t0 + epoch,
+                          mark + epoch, last + epoch);
         c.close();
     }
 }

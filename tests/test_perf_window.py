@@ -1,0 +1,101 @@
+"""./bench perf's timed window (pure logic): loop and client are timed over the same message
+indices, from message SKIP to the last, and the warm-up before it is not timed."""
+
+import math
+from pathlib import Path
+
+import pytest
+
+from burstbench import clients
+from burstbench.measure import perf
+
+
+def test_skip_is_the_warm_up_share_and_leaves_two_messages_timed():
+    assert perf.skip_of(100_000, 0.5) == 50_000
+    assert perf.skip_of(100_000, 0.0) == 0
+    assert perf.skip_of(3, 0.99) == 1
+
+
+def test_receive_is_timed_from_message_skips_arrival_to_the_last():
+    # 11 arrivals 1 ms apart, the first 5 the warm-up: 5 intervals of 1 ms after message 5
+    assert perf.recv_rate(11, 5, mark=5_000_000, last=10_000_000) == pytest.approx(1000.0)
+    # no warm-up: the whole drain, first to last arrival
+    assert perf.recv_rate(11, 0, mark=0, last=10_000_000) == pytest.approx(1000.0)
+
+
+def test_send_is_timed_from_message_skips_hand_over_unless_it_only_queues():
+    # 10 messages, 5 warm-up; from the mark at 5 ms to the confirmation at 10 ms: 5 in 5 ms
+    assert perf.send_rate(10, 5, first=0, mark=5_000_000, confirmed=10_000_000,
+                          from_mark=True) == pytest.approx(1000.0)
+    # a send that only queues (stompjs) is timed whole: 10 in 10 ms
+    assert perf.send_rate(10, 5, first=0, mark=5_000_000, confirmed=10_000_000,
+                          from_mark=False) == pytest.approx(1000.0)
+    assert perf.send_rate(10, 5, first=0, mark=9_000_000, confirmed=10_000_000,
+                          from_mark=False) == pytest.approx(1000.0)
+
+
+def test_only_stompjs_sends_are_timed_whole():
+    timed = {name: perf.send_timed_from_mark(clients.resolve(name))
+             for name in clients.LANGUAGE_CLIENTS}
+    assert timed == {"net-stomp": True, "stomp-py": True, "stompjs": False,
+                     "openwire-jms": True}
+
+
+def _records(tmp: Path, sent_ns: list[int], recv_ns: list[int]) -> tuple[Path, Path]:
+    prec, crec = tmp / "p.tsv", tmp / "c.tsv"
+    prec.write_text("#producer\tseq\tburst\tsent_ns\n" + "".join(
+        f"p1\t{i}\t0\t{t}\n" for i, t in enumerate(sent_ns)))
+    head = "#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\n"
+    crec.write_text(head + "".join(
+        f"p1\t{i}\t0\t{sent_ns[i]}\t{t}\t6\t1\t0\n" for i, t in enumerate(recv_ns)))
+    return prec, crec
+
+
+def test_the_clients_window_starts_at_the_skip_th_record_in_time_order(tmp_path):
+    # a slow warm-up (10 ms a message), then 1 ms a message; records out of order on disk
+    sent = [i * 10_000_000 for i in range(5)] + [50_000_000 + i * 1_000_000 for i in range(5)]
+    recv = [t + 100_000_000 for t in sent]
+    prec, crec = _records(tmp_path, sent[::-1], recv[::-1])
+    confirmed = [{"event": "burst", "_rx_ns": sent[-1] + 1_000_000}]
+    r = clients.resolve("stomp-py")
+    got = perf._client_rates(r, 10, prec, crec, confirmed, None, skip=5)
+    send, recv_rate, send_like_cli, cpu, whole = got
+    assert send == pytest.approx(1000.0)        # 5 messages from 50 ms to 55 ms
+    assert recv_rate == pytest.approx(1000.0)   # 4 intervals of 1 ms after message 5
+    assert whole == pytest.approx(10 / 0.054)    # first to last arrival, warm-up included
+    assert send_like_cli == pytest.approx(10 / 0.054)  # all of them, to the last send call
+    assert math.isnan(cpu)                      # no sampler
+    # timed from the first message instead, the warm-up is in the figure
+    assert perf._client_rates(r, 10, prec, crec, confirmed, None, skip=0)[1] == pytest.approx(
+        9 / 0.054)
+
+
+def test_the_medians_interval_is_order_statistics_of_the_rounds():
+    five = perf.median_ci([0.9, 1.2, 0.8, 1.0, 1.1])
+    assert (five["lo"], five["hi"]) == (0.8, 1.2)  # n = 5: min and max, 94%
+    assert five["confidence"] == pytest.approx(1 - 2 / 32)
+    nine = perf.median_ci([float(x) for x in range(9, 0, -1)])
+    assert (nine["lo"], nine["hi"]) == (2.0, 8.0)  # n = 9: 2nd smallest and largest, 96%
+    assert nine["confidence"] == pytest.approx(1 - 2 * 10 / 512)
+    assert perf.median_ci([float(x) for x in range(15)])["lo"] == 3.0  # n = 15: 4th, 96.5%
+
+
+def test_the_target_is_met_only_when_the_whole_interval_clears_it():
+    assert perf.verdict({"lo": 0.95, "hi": 1.2}) == "met"
+    assert perf.verdict({"lo": 0.90, "hi": 1.2}) == "unsettled"
+    assert perf.verdict({"lo": 0.80, "hi": 0.94}) == "missed"
+
+
+def test_a_row_prints_its_interval_and_verdict():
+    from burstbench.measure.perf import format_row
+
+    sp = {"median": 0.97, "min": 0.9, "max": 1.1, "ci": perf.median_ci([0.9, 0.96, 0.97, 1.0, 1.1])}
+    row = {"client": "net-stomp", "size": 6,
+           "send": {"loop": {"median": 10, "min": 9, "max": 11},
+                    "client": {"median": 10, "min": 9, "max": 11}, "ratio": 0.97,
+                    "ratio_spread": sp},
+           "recv": {"loop": {"median": 10, "min": 9, "max": 11},
+                    "client": {"median": 10, "min": 9, "max": 11}, "ratio": 0.97}}
+    send, recv = format_row(row).splitlines()
+    assert send.endswith("94% CI 0.90-1.10: target unsettled")
+    assert "CI" not in recv
