@@ -11,7 +11,9 @@ my $stomp = Net::Stomp->new({ hostname => $host, port => $port, ssl => $ssl ? 1 
                               initial_reconnect_attempts => 1, reconnect_attempts => 1, connect_delay => 0 });
 $stomp->connect({})->command eq 'CONNECTED' or die "not connected\n";
 $stomp->timeout(undef);  # as the client: the connect timeout only
-$stomp->subscribe({ destination => "/queue/$queue", ack => 'auto', 'activemq.prefetchSize' => 1000 });
+# with an id, as the client subscribes: ActiveMQ then puts a subscription header on every MESSAGE
+$stomp->subscribe({ destination => "/queue/$queue", id => 'bb-sub-0', ack => 'auto',
+                    'activemq.prefetchSize' => 1000 });
 my ($n, $t0, $t1, $tm, $foreign) = (0);
 while ($n < $count) {
     my $f = $stomp->receive_frame or die "connection lost\n";
