@@ -99,3 +99,25 @@ def test_a_row_prints_its_interval_and_verdict():
     send, recv = format_row(row).splitlines()
     assert send.endswith("94% CI 0.90-1.10: target unsettled")
     assert "CI" not in recv
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("spec", ["net-stomp", "stomp-py", "stompjs", "openwire-jms"])
+def test_each_loop_marks_message_skip_and_both_sides_are_timed_after_it(spec, tmp_path,
+                                                                        monkeypatch):
+    """The real broker, loop and client: each loop reports when message SKIP arrived (and was
+    sent), so both are timed over the same second half, and the whole drain is kept."""
+    import io
+
+    monkeypatch.setattr(perf.results.paths, "RESULTS", tmp_path)
+    doc = perf.run([spec], [6], {6: 3000}, 1, out=io.StringIO(), with_cli=False,
+                   counts_jvm={6: 3000}, warmup=0.5)
+    (row,) = doc["table"]
+    assert row["count"] == 3000 and row["skip"] == 1500
+    assert row["send_timed_from_mark"] == (spec != "stompjs")
+    for role in ("send", "recv"):
+        for side in ("loop", "client"):
+            assert row[role][side]["median"] > 0
+    whole = row["recv"]["whole_drain"]
+    assert whole["loop"]["median"] > 0 and whole["client"]["median"] > 0
+    assert 0 < row["recv"]["cpu_us_per_msg"]["loop"]["median"] < 10_000
