@@ -35,25 +35,15 @@ def _int(minimum: int):
     return parse
 
 
-def _share(text):
-    """A share in [0, 1): the part of something left out."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 <= v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 0 and below 1: {v}")
-    return v
-
-
-def _float(minimum: float):
+def _float(minimum: float, below: float | None = None):
     def parse(text):
         try:
             v = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if v < minimum or math.isnan(v):
-            raise argparse.ArgumentTypeError(f"must be >= {minimum:g}: {text}")
+        if v < minimum or math.isnan(v) or (below is not None and v >= below):
+            upper = "" if below is None else f" and < {below:g}"
+            raise argparse.ArgumentTypeError(f"must be >= {minimum:g}{upper}: {text}")
         return v
 
     return parse
@@ -502,7 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "default 400000): a fresh JVM runs its first few hundred thousand messages "
                    "slower while it compiles, and the loop and the client compile different "
                    "amounts of code")
-    p.add_argument("--warmup", type=_share, default=0.5,
+    p.add_argument("--warmup", type=_float(0.0, below=1.0), default=0.5,
                    help="the share of each process's messages that is its warm-up and is not "
                    "timed, for loop and client alike (default 0.5: the second half is timed)")
     p.add_argument("--cli", action=argparse.BooleanOptionalAction, default=True,

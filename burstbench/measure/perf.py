@@ -2,14 +2,15 @@
 
 Both are measured the same way on the same broker, alternating within each round so that
 the machine's noise falls on both (loop then client in even rounds, client then loop in odd
-ones): the producer sends COUNT messages into an empty queue (send rate = COUNT / (broker's
-confirmation of the last message − first send); the loops time their sends the same way),
-then the consumer drains that backlog (receive rate = COUNT / (last receive − first
-receive)). Within each process the first share of its messages (``--warmup``, half by default)
-is its warm-up and is not timed: rates and CPU run from message SKIP (counted from 0) to the
-last, for loop and client alike, the same message indices on both sides (a fresh JVM compiles
-for its first few hundred thousand messages, and loop and client compile different amounts of
-code, so a drain timed from its first message measures the compiler). A stompjs send is timed
+ones): the producer sends COUNT messages into an empty queue (send rate = the messages from
+SKIP on / (broker's confirmation of the last message − hand-over of message SKIP); the loops
+time their sends the same way), then the consumer drains that backlog (receive rate = the
+arrivals after message SKIP's / (last arrival − message SKIP's)). Within each process the
+first share of its messages (``--warmup``, half by default) is its warm-up and is not timed:
+rates and CPU run from message SKIP (counted from 0) to the last, for loop and client alike,
+the same message indices on both sides (a fresh JVM compiles for its first few hundred
+thousand messages, and loop and client compile different amounts of code, so a drain timed
+from its first message measures the compiler). A stompjs send is timed
 whole: its publish() only queues, so when message SKIP was handed over says nothing about when
 it left. One warm-up round is discarded; the table shows the median of the measured rounds
 with min and max, and the ratio client / loop: the bench's own cost, which must stay within
@@ -36,6 +37,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import NamedTuple
 
 from burstbench import clients, options, paths
 from burstbench.infra import brokers
@@ -165,6 +167,16 @@ def _run_together(sup: Supervisor, consumer: tuple[str, list[str]], producer: tu
     return evs
 
 
+class Sample(NamedTuple):
+    """One measurement of a loop or a client: the producer's burst, then the consumer's drain."""
+
+    send: float          # msg/s, timed after the warm-up, to the broker's confirmation
+    recv: float          # msg/s, timed after the warm-up
+    send_like_cli: float  # msg/s of all messages, to the last send call (as ActiveMQ's CLI)
+    cpu_us: float        # the consumer's CPU µs per message after the warm-up
+    recv_whole: float    # msg/s of the whole drain, first to last arrival
+
+
 def _rate(n: int, first: int, last: int) -> float:
     return n / ((last - first) / 1e9) if last > first else float("nan")
 
@@ -186,7 +198,7 @@ def send_rate(count: int, skip: int, first: int, mark: int, confirmed: int,
               from_mark: bool) -> float:
     """Messages SKIP.. handed over from ``mark`` until the broker confirmed the last one (or,
     when the send cannot be timed from a mark, all of them from ``first``)."""
-    if not from_mark or skip == 0:
+    if not from_mark:
         return _rate(count, first, confirmed)
     return _rate(count - skip, mark, confirmed)
 
@@ -197,7 +209,7 @@ def recv_rate(count: int, skip: int, mark: int, last: int) -> float:
 
 
 def loop_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str,
-              skip: int = 0):
+              skip: int = 0) -> Sample:
     send_argv, recv_argv = r.client.loops
     url = broker.url_for(r.protocol)
     q = f"perf.{tag}.{uuid.uuid4().hex[:6]}"
@@ -211,7 +223,7 @@ def loop_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str,
         raise PerfError(f"loop {r.label} received {rcv['count']} of {count}")
     first, mark, last = int(rcv["first_ns"]), int(rcv["mark_ns"]), int(rcv["last_ns"])
     s_first, s_last = int(s["first_ns"]), int(s["last_ns"])
-    return (
+    return Sample(
         send_rate(count, skip, s_first, int(s["mark_ns"]), s_last, send_timed_from_mark(r)),
         recv_rate(count, skip, mark, last),
         _rate(count, s_first, s_last),
@@ -235,14 +247,11 @@ def _client_argvs(broker, r: clients.Resolved, q: str, count: int, size: int, pr
 
 def _client_rates(r: clients.Resolved, count: int, prec: Path, crec: Path,
                   send_events: list[dict], cpu: CpuSampler | None = None,
-                  skip: int = 0) -> tuple:
-    """(send msg/s from message SKIP's hand-over to the broker's confirmation of the last
-    message, receive msg/s from message SKIP's arrival to the last one's, send msg/s of all
-    messages to the last send call as ActiveMQ's CLI producer times itself: its asynchronous
-    sends return before the broker has the message, with ``cpu`` the consumer's CPU
-    microseconds per message over the receive window, and receive msg/s first to last
-    message). Message SKIP is the SKIP-th of the records' times in order, as the loops count
-    it."""
+                  skip: int = 0) -> Sample:
+    """The client's sample from its records (the CPU only with ``cpu``). ActiveMQ's CLI
+    producer times itself to its last send call (its asynchronous sends return before the
+    broker has the message), hence ``send_like_cli``. Message SKIP is the SKIP-th of the
+    records' times in order, as the loops count it."""
     sent = measure.read_producer_records(prec)
     got = measure.read_consumer_records(crec)
     if len(got) != count:
@@ -254,7 +263,7 @@ def _client_rates(r: clients.Resolved, count: int, prec: Path, crec: Path,
     first, last_call = calls[0], calls[-1]
     arrivals = sorted(x.recv_ns for x in got)
     r0, mark, r1 = arrivals[0], arrivals[skip], arrivals[-1]
-    return (
+    return Sample(
         send_rate(count, skip, first, calls[skip], max(confirmed, last_call),
                   send_timed_from_mark(r)),
         recv_rate(count, skip, mark, r1),
@@ -480,15 +489,14 @@ def run(
                         if role == "recv":
                             # the whole drain, warm-up included, for the record
                             row[role]["whole_drain"] = {
-                                "loop": _spread([s[4] for s in samples["loop"]]),
-                                "client": _spread([s[4] for s in samples["client"]]),
+                                "loop": _spread([s.recv_whole for s in samples["loop"]]),
+                                "client": _spread([s.recv_whole for s in samples["client"]]),
                                 "ratio": _paired(samples["client"], samples["loop"], 4)}
-                        if role == "recv":
                             # the consumer's own CPU per message: its work, less moved by the
                             # machine's scheduling than its rate (loop / client: >= 0.95 too)
                             row[role]["cpu_us_per_msg"] = {
-                                "loop": _spread([s[3] for s in samples["loop"]]),
-                                "client": _spread([s[3] for s in samples["client"]]),
+                                "loop": _spread([s.cpu_us for s in samples["loop"]]),
+                                "client": _spread([s.cpu_us for s in samples["client"]]),
                                 "ratio": _paired(samples["loop"], samples["client"], 3)}
                         if samples["tuned"]:
                             tu = _spread([s[idx] for s in samples["tuned"]])
@@ -504,7 +512,8 @@ def run(
                             ac = _spread([s[idx] for s in samples[theirs]])
                             # like with like: the CLI's send time ends at its last send call
                             # (and the whole drain: the CLI's consumer times all of it)
-                            mine = _spread([s[2 if role == "send" else 4] for s in samples[ours]])
+                            mine = _spread([s.send_like_cli if role == "send" else s.recv_whole
+                                            for s in samples[ours]])
                             row[role].setdefault("vs_cli", {})[mode] = {
                                 "activemq_cli": ac, "client_like_cli": mine,
                                 "ratio_to_cli": mine["median"] / ac["median"]}
