@@ -81,9 +81,18 @@ def test_the_medians_interval_is_order_statistics_of_the_rounds():
 
 
 def test_the_target_is_met_only_when_the_whole_interval_clears_it():
-    assert perf.verdict({"lo": 0.95, "hi": 1.2}) == "met"
-    assert perf.verdict({"lo": 0.90, "hi": 1.2}) == "unsettled"
-    assert perf.verdict({"lo": 0.80, "hi": 0.94}) == "missed"
+    assert perf.verdict({"lo": 0.95, "hi": 1.2, "confidence": 0.96}) == "met"
+    assert perf.verdict({"lo": 0.90, "hi": 1.2, "confidence": 0.96}) == "unsettled"
+    assert perf.verdict({"lo": 0.80, "hi": 0.94, "confidence": 0.96}) == "missed"
+
+
+def test_too_few_rounds_settle_nothing_whatever_the_bounds():
+    one = perf.median_ci([0.80])  # one round: the interval is the value itself, at 0%
+    assert one["confidence"] == 0.0 and perf.verdict(one) == "unsettled"
+    four = perf.median_ci([0.80, 0.81, 0.82, 0.83])  # 88%: still too few
+    assert perf.verdict(four) == "unsettled"
+    five = perf.median_ci([0.80, 0.81, 0.82, 0.83, 0.84])  # 94%
+    assert perf.verdict(five) == "missed"
 
 
 def test_a_row_prints_its_interval_and_verdict():

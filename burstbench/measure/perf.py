@@ -391,9 +391,16 @@ def median_ci(vals: list[float], confidence: float = 0.95) -> dict:
     return {"lo": v[k - 1], "hi": v[n - k], "confidence": 1 - 2 * below}
 
 
+MIN_CONFIDENCE = 0.9  # below it (fewer than 5 rounds) an interval settles nothing
+
+
 def verdict(ci: dict, target: float = 0.95) -> str:
     """'met' when the interval lies at or above the target, 'missed' when it lies below it,
-    'unsettled' when it holds the target: more rounds, or a quieter machine, would tell."""
+    'unsettled' when it holds the target, or when it is too narrow a claim to make: fewer than
+    5 rounds give an interval of less than 90% (one round: 0%), whatever its bounds say. More
+    rounds, or a quieter machine, would tell."""
+    if ci["confidence"] < MIN_CONFIDENCE:
+        return "unsettled"
     if ci["lo"] >= target:
         return "met"
     if ci["hi"] < target:
