@@ -49,15 +49,26 @@ export function versionLine() {
 }
 
 // ---------------------------------------------------------------------------------------
-// clock: ns since the epoch = hrtime + one offset taken at start, aligned on a Date.now()
-// millisecond edge so it is within ~1 ms of the wall clock other processes read.
+// clock: ns since the epoch = hrtime + one offset taken at start, aligned on Date.now()
+// millisecond edges so it is within a few microseconds of the wall clock other processes read.
+// One edge is not enough: a process descheduled between seeing the edge and reading the
+// monotonic clock takes an offset too small by the time it was away (a browser consumer on
+// a busy machine once stamped receipts 4.4 ms before the Java producer's sends). Each error
+// there only lowers an estimate, so the largest of a few edges is the one to keep.
 
-const HR_OFFSET = (() => {
-  const d0 = Date.now();
-  let d;
-  while ((d = Date.now()) === d0) { /* spin to the next millisecond edge (<= 1 ms) */ }
-  return BigInt(d) * 1000000n - process.hrtime.bigint();
-})();
+export function epochOffset(wallMs, monoNs, edges = 5) {
+  let best = null;
+  for (let i = 0; i < edges; i++) {
+    const d0 = wallMs();
+    let d;
+    while ((d = wallMs()) === d0) { /* spin to the next millisecond edge (<= 1 ms) */ }
+    const est = BigInt(d) * 1000000n - monoNs();
+    if (best === null || est > best) best = est;
+  }
+  return best;
+}
+
+const HR_OFFSET = epochOffset(Date.now, process.hrtime.bigint);
 export const hr = process.hrtime.bigint;
 export const hrToEpoch = (h) => h + HR_OFFSET;
 export const nowNs = () => process.hrtime.bigint() + HR_OFFSET;
