@@ -498,6 +498,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cli", action=argparse.BooleanOptionalAction, default=True,
                    help="measure the JMS pair against ActiveMQ's own command-line producer and "
                    "consumer too")
+    p.add_argument("--tuned", action=argparse.BooleanOptionalAction, default=True,
+                   help="measure each stock client's tuned entry in the same rounds (the "
+                   "headroom the library leaves); --no-tuned makes a long run of stock against "
+                   "loop a third shorter")
     p.add_argument("--rounds", type=_int(1), default=5,
                    help="measured rounds after a warm-up (loop and client alternate)")
     p.add_argument("--optimized-dispatch", action=argparse.BooleanOptionalAction, default=False,

@@ -130,3 +130,22 @@ def test_each_loop_marks_message_skip_and_both_sides_are_timed_after_it(spec, tm
     whole = row["recv"]["whole_drain"]
     assert whole["loop"]["median"] > 0 and whole["client"]["median"] > 0
     assert 0 < row["recv"]["cpu_us_per_msg"]["loop"]["median"] < 10_000
+    # every stock client has a tuned entry, measured in the same rounds by default
+    assert row["send"]["tuned"]["rates"]["median"] > 0 and doc["tuned"] is True
+
+
+@pytest.mark.integration
+def test_no_tuned_measures_stock_against_loop_only(tmp_path, monkeypatch):
+    import io
+
+    monkeypatch.setattr(perf.results.paths, "RESULTS", tmp_path)
+    started = []
+    real = perf.client_once
+    monkeypatch.setattr(perf, "client_once",
+                        lambda sup, broker, r, *a, **k: started.append(r.label)
+                        or real(sup, broker, r, *a, **k))
+    doc = perf.run(["stompjs"], [6], {6: 2000}, 1, out=io.StringIO(), with_cli=False,
+                   with_tuned=False)
+    (row,) = doc["table"]
+    assert doc["tuned"] is False and "tuned" not in row["send"] and "tuned" not in row["recv"]
+    assert started == ["stompjs", "stompjs"]  # the warm-up round and one measured

@@ -418,7 +418,7 @@ def _paired(a: list[tuple], b: list[tuple], idx: int) -> dict:
 def run(
     specs: list[str], sizes: list[int], counts: dict[int, int], rounds: int, out=sys.stdout,
     optimized_dispatch: bool = False, counts_jvm: dict[int, int] | None = None,
-    with_cli: bool = True, warmup: float = 0.5,
+    with_cli: bool = True, warmup: float = 0.5, with_tuned: bool = True,
 ) -> dict:
     resolved = [clients.resolve(s) for s in specs]
     for r in resolved:
@@ -430,7 +430,7 @@ def run(
                             f"({r.client.tuned_of}); the tuned one is measured beside it")
         if not r.client.loops:
             raise PerfError(f"{r.client.name} has no minimal loop to compare with")
-        tuned = _tuned_of(r)
+        tuned = _tuned_of(r) if with_tuned else None
         if tuned is not None and tuned.client.missing():
             raise PerfError(tuned.client.missing())
     run_dir = results.Run(results.new_run_id("perf-clients"), sys.argv)
@@ -447,7 +447,7 @@ def run(
                 work,
             )
             for r in resolved:
-                tuned = _tuned_of(r)
+                tuned = _tuned_of(r) if with_tuned else None
                 for size in sizes:
                     jvm = r.client.language == "java"
                     count = (counts_jvm if jvm and counts_jvm else counts).get(size, 50000)
@@ -530,6 +530,7 @@ def run(
         "kind": "perf-clients",
         "rounds": rounds,
         "warmup": warmup,
+        "tuned": with_tuned,
         "counts": {str(k): v for k, v in counts.items()},
         "counts_jvm": {str(k): v for k, v in (counts_jvm or counts).items()},
         "table": table,
@@ -642,7 +643,8 @@ def main(args) -> int:
     print(HEADER)
     try:
         doc = run(specs, sizes, counts, args.rounds, optimized_dispatch=args.optimized_dispatch,
-                  counts_jvm=counts_jvm, with_cli=args.cli, warmup=args.warmup)
+                  counts_jvm=counts_jvm, with_cli=args.cli, warmup=args.warmup,
+                  with_tuned=args.tuned)
         print(warmup_footnote(args.warmup))
         print(CI_FOOTNOTE)
         print(CPU_FOOTNOTE)

@@ -496,6 +496,19 @@ export function gate(onGo, onStop) {
 // ---------------------------------------------------------------------------------------
 // records
 
+/** An append-only list of epoch nanoseconds (bigint) in 64-bit cells, 65,536 to a block. */
+export class NsLog {
+  constructor() { this.blocks = []; this.length = 0; }
+  push(v) {
+    const b = Math.floor(this.length / 65536);
+    if (b === this.blocks.length) this.blocks.push(new BigInt64Array(65536));
+    this.blocks[b][this.length % 65536] = v;
+    this.length++;
+  }
+  at(i) { return this.blocks[Math.floor(i / 65536)][i % 65536]; }
+  truncate(n) { this.length = Math.min(this.length, n); }
+}
+
 /** Write `header` then `n` lines made by `line(i)` (each ending in \n), in big chunks. */
 export function writeRecords(path, header, n, line) {
   const fd = fs.openSync(path, 'w');

@@ -3,8 +3,8 @@
 
 import { crc32 } from 'node:zlib';
 import {
-  connect, disconnect, drained, emit, fail, gate, hr, hrToEpoch, immediate, nowNs, parseArgs,
-  sleep, wire, writeRecords,
+  connect, disconnect, drained, emit, fail, gate, hr, hrToEpoch, immediate, NsLog, nowNs,
+  parseArgs, sleep, wire, writeRecords,
 } from './common.mjs';
 
 const PACER = new Int32Array(new SharedArrayBuffer(4)); // Atomics.wait's cell, never woken
@@ -25,9 +25,12 @@ const ndigits = Math.min(6, o.size);
 // (bytes on the wire and for OpenWire consumers are the same). Over TCP: binary body.
 let textBody = false;
 const tail = o.size > 6 ? 'x'.repeat(o.size - 6) : '';
-const sentNs = [];                  // bb_sent_ns (string) of every message sent, by seq
+// bb_sent_ns of every message sent, by seq, and when each was handed to stompjs: epoch ns in
+// 64-bit cells, not arrays of strings and bigints (a million live heap objects slow every
+// garbage collection a long run makes)
+const sentNs = new NsLog();
+const actualNs = new NsLog();
 const copies = [];                  // --failover: [seq, bb_sent_ns, handed over] of copies sent before
-const actualNs = [];                // when each was handed to stompjs (bigint)
 // a burst of fixed duration: the messages due before its end, or a flood until it ends
 const burstCount = o.duration > 0 ? (o.rate > 0 ? Math.max(1, Math.ceil(o.duration * o.rate)) : Number.MAX_SAFE_INTEGER) : o.count;
 const durationNs = BigInt(Math.round(o.duration * 1e9));
@@ -93,10 +96,10 @@ async function burst(b) {
     if (done || aborting) return;
     while (!conn.connected && !aborting) await sleep(20);
     process.stderr.write(`burst ${b} unconfirmed when the connection dropped: sending it again\n`);
-    for (let s = b * burstCount; s < sentNs.length; s++) copies.push([s, sentNs[s], actualNs[s]]);
+    for (let s = b * burstCount; s < sentNs.length; s++) copies.push([s, sentNs.at(s), actualNs.at(s)]);
     sent -= sentNs.length - b * burstCount;
-    sentNs.length = b * burstCount;
-    actualNs.length = b * burstCount;
+    sentNs.truncate(b * burstCount);
+    actualNs.truncate(b * burstCount);
   }
 }
 
@@ -153,7 +156,8 @@ async function attemptBurst(b, drops) {
       // CRC-32 of the body's bytes (the string's bytes are its ASCII characters)
       const crc = (text === null ? crc32(body) : crc32(text)).toString(16).padStart(8, '0');
       const t = nowNs();
-      const sentStr = nsPer > 0 ? String(startNs + BigInt(Math.round(i * nsPer))) : String(t);
+      const sentAt = nsPer > 0 ? startNs + BigInt(Math.round(i * nsPer)) : t;
+      const sentStr = String(sentAt);
       const headers = {
         bb_producer: o.id, bb_seq: String(s), bb_burst: bStr, bb_sent_ns: sentStr,
         bb_nonce: nonce, bb_crc32: crc,
@@ -164,7 +168,7 @@ async function attemptBurst(b, drops) {
       if (last && tx === 0) headers.receipt = receipt;
       if (text !== null) client.publish({ destination: dests[s % nd], headers, body: text });
       else client.publish({ destination: dests[s % nd], headers, binaryBody: body });
-      sentNs.push(sentStr);
+      sentNs.push(sentAt);
       actualNs.push(t);
       sent++;
       if (i === 0) firstNs = t;
@@ -203,7 +207,7 @@ async function finish() {
     const id = o.id;
     writeRecords(o.records, '#producer\tseq\tburst\tsent_ns\tactual_ns', sentNs.length + copies.length,
       (k) => {
-        const [s, t, a] = k < sentNs.length ? [k, sentNs[k], actualNs[k]] : copies[k - sentNs.length];
+        const [s, t, a] = k < sentNs.length ? [k, sentNs.at(k), actualNs.at(k)] : copies[k - sentNs.length];
         return `${id}\t${s}\t${Math.floor(s / count)}\t${t}\t${a}\n`;
       });
   }

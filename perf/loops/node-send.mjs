@@ -20,9 +20,12 @@ const client = new Client({
   reconnectDelay: 0, heartbeatIncoming: 0, heartbeatOutgoing: 0, debug: () => {},
 });
 client.onConnect = () => {
-  // the same message the bench sends: 6 headers, the 6-digit counter, then 'x'
-  const fill = 'x'.repeat(Math.max(0, size - 6));
-  const enc = new TextEncoder();
+  // the same message the bench sends: 6 headers, the 6-digit counter, then 'x'; built as the
+  // stock producer builds it (a string over ws, over TCP one byte array whose counter digits
+  // are rewritten per message: publish() copies it into the frame)
+  const tail = 'x'.repeat(Math.max(0, size - 6));
+  const nd = Math.min(6, size);
+  const bytes = new Uint8Array(size).fill(0x78);
   let first = 0n, mark = 0n;
   client.watchForReceipt('done', async () => {
     // all publish() calls return at once (they only queue): the send ends at the receipt
@@ -34,12 +37,19 @@ client.onConnect = () => {
   first = process.hrtime.bigint();
   for (let i = 0; i < count; i++) {
     if (i === skip) mark = process.hrtime.bigint();
-    const text = (String(i % 1000000).padStart(6, '0') + fill).slice(0, size);
+    let text = null;
+    if (ws) {
+      const digits = String(i % 1000000).padStart(6, '0');
+      text = nd === 6 ? digits + tail : digits.slice(0, nd);
+    } else {
+      let c = i % 1000000;
+      for (let k = 5; k >= 0; k--) { if (k < nd) bytes[k] = 48 + (c % 10); c = (c / 10) | 0; }
+    }
     const headers = { bb_producer: 'loop', bb_seq: String(i), bb_burst: '0',
       bb_sent_ns: String(process.hrtime.bigint() + off), bb_nonce: 'loop',
-      bb_crc32: zlib.crc32(text).toString(16).padStart(8, '0') };
+      bb_crc32: zlib.crc32(ws ? text : bytes).toString(16).padStart(8, '0') };
     if (i === count - 1) headers.receipt = 'done';
-    client.publish({ destination: `/queue/${queue}`, headers, ...(ws ? { body: text } : { binaryBody: enc.encode(text) }) });
+    client.publish({ destination: `/queue/${queue}`, headers, ...(ws ? { body: text } : { binaryBody: bytes }) });
   }
 };
 client.activate();
