@@ -335,6 +335,22 @@ def test_relay_between_actors_and_other_languages(prod_spec, cons_spec, shared_b
 
 
 @pytest.mark.parametrize("spec", PAIRS)
+def test_1_kib_bodies_are_checked_against_the_harness_own_crc(spec, tmp_path):
+    """A 1 KiB body is summarised on arrival (its length, CRC-32 and first bytes), not kept,
+    by every consumer: each record's CRC is the one the harness computes from the message's
+    counter, so a consumer that summarised the wrong bytes, or none, is caught."""
+    r = client_or_skip(spec)
+    out = Runner(PointSpec(producer=[r.label], consumer=[r.label], count=500, bursts=2,
+                           size=1024), tmp_path / "point").run()
+    a = metrics(out)["accounting"]
+    assert (a["sent"], a["received"], a["lost"], a["corrupt"]) == (1000, 1000, 0, 0), a
+    want = measure.BodyCrc(1024)
+    recs = [x for recs in out.consumer_records.values() for x in recs]
+    assert len(recs) == 1000
+    assert all(x.nbytes == 1024 and x.crc_body == f"{want(x.seq):08x}" for x in recs)
+
+
+@pytest.mark.parametrize("spec", PAIRS)
 def test_a_paced_point_accounts_exactly(spec, tmp_path):
     """Under --rate a message carries its intended send time; the producer's records carry
     the same stamp, so the harness's check of every bb_sent_ns holds (it caught stomp.py's

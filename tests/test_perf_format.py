@@ -67,7 +67,23 @@ def test_cpu_between_interpolates_and_refuses_an_uncovered_span():
     from burstbench.measure.perf import CpuSampler
 
     s = CpuSampler(1)
-    s.samples = [(0, 0.0), (10, 100.0), (20, 300.0)]
+    s.samples = [(0, 0.0, 7.0), (10, 100.0, 17.0), (20, 300.0, 57.0)]
     assert s.cpu_between(5, 15) == 200.0 - 50.0
     assert s.cpu_between(0, 20) == 300.0
     assert s.cpu_between(-1, 10) != s.cpu_between(-1, 10)  # nan: starts before the first sample
+    # the faults column, read the same way
+    assert s.faults_between(5, 15) == 37.0 - 12.0
+    assert s.faults_between(0, 20) == 50.0
+
+
+def test_the_consumers_page_faults_per_message_are_printed_under_its_cpu():
+    row = {"client": "net-stomp", "size": 1024,
+           "send": {"loop": _spread(1000), "client": _spread(990), "ratio": 0.99},
+           "recv": {"loop": _spread(10), "client": _spread(9), "ratio": 0.9,
+                    "cpu_us_per_msg": {"loop": _spread(18.5), "client": _spread(19.25),
+                                       "ratio": {"median": 0.96, "min": 0.9, "max": 0.99}},
+                    "faults_per_msg": {"loop": _spread(0.0021), "client": _spread(0.2634)}}}
+    lines = format_row(row).splitlines()
+    assert len(lines) == 4
+    assert lines[3].lstrip().startswith("page faults/msg")
+    assert "0.002" in lines[3] and "0.263" in lines[3]

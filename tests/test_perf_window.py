@@ -130,6 +130,8 @@ def test_each_loop_marks_message_skip_and_both_sides_are_timed_after_it(spec, tm
     whole = row["recv"]["whole_drain"]
     assert whole["loop"]["median"] > 0 and whole["client"]["median"] > 0
     assert 0 < row["recv"]["cpu_us_per_msg"]["loop"]["median"] < 10_000
+    faults = row["recv"]["faults_per_msg"]
+    assert faults["loop"]["median"] >= 0 and faults["client"]["median"] >= 0
     # every stock client has a tuned entry, measured in the same rounds by default
     assert row["send"]["tuned"]["rates"]["median"] > 0 and doc["tuned"] is True
 

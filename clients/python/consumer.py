@@ -24,7 +24,10 @@ from common import (
     tcp_nodelay,
 )
 
-KEEP_BODY = 4096  # bytes: a larger body is summarised on arrival, not kept
+# bytes: a larger body is summarised on arrival (its length, CRC-32 and first bytes), not kept.
+# A kept body is fresh memory: 1 KiB bodies cost 0.25 page faults a message, 3-6 µs each on the
+# bench's VM, more than their CRC-32 now (0.5 µs; docs/perf.md, "Kept bodies are page faults").
+KEEP_BODY = 256
 
 
 def body_facts(body: bytes) -> tuple[int, int, bytes]:
@@ -54,7 +57,7 @@ class Collector(Listener):
         h = frame.headers
         g = h.get
         body = frame.body
-        # the body object itself (stomp.py made it; keeping it copies nothing), its length and
+        # a small body itself (stomp.py made it; keeping it copies nothing), its length and
         # CRC-32 taken at stop; a body over KEEP_BODY is summarised here instead
         self.raw.append((t, g("bb_producer"), g("bb_seq"), g("bb_burst"), g("bb_sent_ns"),
                          g("bb_nonce"), g("bb_crc32"), g("destination"), g("redelivered"),
