@@ -29,7 +29,14 @@ def _java_cp(module: Path) -> str:
     return f"{module / 'target' / 'classes'}{os.pathsep}{module / 'target' / 'lib'}/*"
 
 
-JAVA_OPTS = ("-Xms256m", "-Xmx1g", "-XX:+UseParallelGC", "-Djava.net.preferIPv4Stack=true")
+# Every Java client, loop and CLI tool runs in a JVM with these options. The young generation is
+# fixed (-Xmn) and the heap touched at start (AlwaysPreTouch, 0.1 s and ~300 MB of RSS a JVM):
+# otherwise the parallel collector's adaptive sizing grows eden while messages flow, and each
+# fresh 4 KiB page costs a fault of 3-6 us on the bench's VM. How far it grows depended on the
+# run, so the JMS consumer and its loop took 0.02-0.36 faults a message in the same rounds
+# (docs/perf.md, "Kept bodies are page faults"); with these options both take none.
+JAVA_OPTS = ("-Xms256m", "-Xmx1g", "-Xmn128m", "-XX:+AlwaysPreTouch", "-XX:+UseParallelGC",
+             "-Djava.net.preferIPv4Stack=true")
 
 
 @dataclass(frozen=True, eq=False)
