@@ -50,13 +50,21 @@ let lastNonceIdx = -1;
 const P0 = performance.now();
 const H0 = hr(); // performance.now() and hrtime read the same monotonic clock
 
-function grow() {
-  const cap = Math.max(1 << 16, rec.recv.length * 2);
+function grow(want = 0) {
+  const cap = Math.max(want, 1 << 16, rec.recv.length * 2);
   for (const k of Object.keys(rec)) {
     const x = new rec[k].constructor(cap);
     x.set(rec[k]);
     rec[k] = x;
   }
+}
+// When the count is known, the records take their size now and touch it (fill), as the Java
+// consumer's arrays do: grown by doubling while messages flow, they cost 0.05 page faults a
+// message more than the loop, 3-6 us each on the bench's VM (docs/perf.md, "Kept bodies are
+// page faults").
+if (target > 0) {
+  grow(Math.min(target, 1 << 20));
+  for (const k of Object.keys(rec)) rec[k].fill(0);
 }
 
 /** True if s is 1 to max decimal digits. */
