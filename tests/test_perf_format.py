@@ -87,3 +87,17 @@ def test_the_consumers_page_faults_per_message_are_printed_under_its_cpu():
     assert len(lines) == 4
     assert lines[3].lstrip().startswith("page faults/msg")
     assert "0.002" in lines[3] and "0.263" in lines[3]
+
+
+def test_a_burst_too_large_for_the_brokers_queue_memory_is_refused_before_anything_starts(
+        tmp_path, monkeypatch):
+    """400,000 1 KiB messages stalled a Java loop under flow control until its 10-minute
+    timeout; such counts are refused up front, naming the most that fits."""
+    import pytest
+
+    from burstbench.measure import perf
+
+    monkeypatch.setattr(perf.results.paths, "RESULTS", tmp_path)
+    with pytest.raises(perf.PerfError, match=r"at most 241,398 at 1024 B"):
+        perf.run(["openwire-jms"], [1024], {1024: 1000}, 1, counts_jvm={1024: 400000})
+    assert not list(tmp_path.iterdir())  # no run was started

@@ -434,6 +434,14 @@ def _paired(a: list[tuple], b: list[tuple], idx: int) -> dict:
     return {**_spread(ratios), "ci": median_ci(ratios)}
 
 
+# The perf broker holds each sample's burst in one queue before the drain: its memory limit,
+# and what a message counts there beside its body (ActiveMQ's minimum message size, 1,024 B,
+# and the six bench properties marshalled). A Java loop's 400,000 1 KiB messages stopped near
+# 250,000, held by producer flow control.
+_QUEUE_MEMORY = 512 << 20
+_BROKER_BYTES_PER_MSG = 1200
+
+
 def run(
     specs: list[str], sizes: list[int], counts: dict[int, int], rounds: int, out=sys.stdout,
     optimized_dispatch: bool = False, counts_jvm: dict[int, int] | None = None,
@@ -452,6 +460,18 @@ def run(
         tuned = _tuned_of(r) if with_tuned else None
         if tuned is not None and tuned.client.missing():
             raise PerfError(tuned.client.missing())
+    for r in resolved:
+        jvm = r.client.language == "java"
+        for size in sizes:
+            count = (counts_jvm if jvm and counts_jvm else counts).get(size, 50000)
+            if count * (size + _BROKER_BYTES_PER_MSG) > _QUEUE_MEMORY:
+                most = _QUEUE_MEMORY // (size + _BROKER_BYTES_PER_MSG)
+                raise PerfError(
+                    f"{count:,} messages of {size} B do not fit in the perf broker's queue memory "
+                    f"({_QUEUE_MEMORY >> 20} MB at about {_BROKER_BYTES_PER_MSG} B a message "
+                    f"beside its body): flow control would hold the producer until the sample "
+                    f"timed out; at most {most:,} at {size} B (--count, or --count-jvm for Java, "
+                    f"which are halved at 1 KiB)")
     run_dir = results.Run(results.new_run_id("perf-clients"), sys.argv)
     table = []
     with tempfile.TemporaryDirectory(prefix="burstbench-perf-") as tmp:
@@ -460,7 +480,8 @@ def run(
             broker = brokers.start(
                 sup,
                 brokers.BrokerSpec(
-                    name="perf", heap="2g", queue_memory_limit="512mb", memory_limit="1gb",
+                    name="perf", heap="2g", queue_memory_limit=f"{_QUEUE_MEMORY >> 20}mb",
+                    memory_limit="1gb",
                     optimized_dispatch=optimized_dispatch,
                 ),
                 work,
