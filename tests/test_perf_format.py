@@ -101,3 +101,24 @@ def test_a_burst_too_large_for_the_brokers_queue_memory_is_refused_before_anythi
     with pytest.raises(perf.PerfError, match=r"at most 241,398 at 1024 B"):
         perf.run(["openwire-jms"], [1024], {1024: 1000}, 1, counts_jvm={1024: 400000})
     assert not list(tmp_path.iterdir())  # no run was started
+
+
+def test_hostspeed_prints_a_median_per_second_per_cpu_and_refuses_bad_input():
+    """perf/hostspeed.py: the probe behind docs/perf.md's account of the host's fast and slow
+    states; one second on CPU 0 gives one row and a summary, bad input exits 2."""
+    import subprocess
+    import sys
+
+    from burstbench.paths import ROOT
+
+    tool = str(ROOT / "perf" / "hostspeed.py")
+    r = subprocess.run([sys.executable, tool, "1", "0"], capture_output=True, text=True,
+                       check=False, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["second", "cpu0", "µs"]
+    assert lines[1].split()[0] == "0" and float(lines[1].split()[1]) > 0
+    assert lines[-1].startswith("cpu0: median ")
+    bad = subprocess.run([sys.executable, tool, "-3"], capture_output=True, text=True, check=False,
+                         timeout=60)
+    assert bad.returncode == 2 and bad.stderr.startswith("usage:")

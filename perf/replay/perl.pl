@@ -3,12 +3,15 @@
 # into copies of the receive loop's handler (loop) and the stock consumer's on_message record
 # keeping (hashes: what it keeps, every frame's headers hash in an array per message; flat: a
 # flat list of timestamp, the needed headers joined, body, tried on 2026-11-23 and dropped:
-# 6 B loop 6.67 / flat 7.50 / hashes 7.50 us, 1 KiB 7.17 / 11.50 / 8.17); CPU per message from
-# times() (10 ms resolution: ~2% of a 0.4 s pass), alternating, median of 8.
-# Run: perl perf/replay/perl.pl loop hashes flat
-use strict; use warnings; use Time::HiRes qw(gettimeofday); use Net::Stomp::Frame; use Compress::Raw::Zlib ();
+# 6 B loop 6.67 / flat 7.50 / hashes 7.50 us, 1 KiB 7.17 / 11.50 / 8.17). Since commit
+# fe422b2 the consumer keeps two strings: `strings` is its on_message as published (a body over
+# 256 bytes summarised on arrival), `strings4k` as it was before (bodies up to 4 KiB kept).
+# CPU per message from the process's CPU clock, alternating, median of 8.
+# Run: perl perf/replay/perl.pl loop strings strings4k
+use strict; use warnings; use Time::HiRes qw(gettimeofday clock_gettime CLOCK_PROCESS_CPUTIME_ID);
+use Net::Stomp::Frame; use Compress::Raw::Zlib ();
 my $N = 60000;
-sub cpu { my @t = times; return ($t[0] + $t[1]) }
+sub cpu { clock_gettime(CLOCK_PROCESS_CPUTIME_ID) }
 sub frames { my ($size) = @_; my @f;
   for my $i (0 .. $N - 1) {
     my $body = sprintf('%06d', $i % 1000000) . ('x' x ($size > 6 ? $size - 6 : 0));
@@ -25,18 +28,34 @@ my %cb = (
  hashes => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000; my $h = $f->headers; my $body = $f->body;
    push @raw, length($body) <= 4096 ? [$now, $h, $body] : [$now, $h, undef, length($body), Compress::Raw::Zlib::crc32($body), substr($body, 0, 6)];
    $seen++ if defined $h->{bb_seq}; },
+ strings => sub { stock_record($_[0], 256) },
+ strings4k => sub { stock_record($_[0], 4096) },
  flat => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000; my $h = $f->headers; my $body = $f->body;
    no warnings 'uninitialized';
    push @raw, $now, join("\n", @$h{@KEYS}), length($body) <= 4096 ? $body : [length($body), Compress::Raw::Zlib::crc32($body), substr($body, 0, 6)];
    $seen++ if defined $h->{bb_seq}; },
 );
+# clients/perl/consumer.pl's on_message, auto mode (what it keeps; no acks)
+my ($heads, $bodies) = ('', '');
+sub body_facts { (length $_[0], Compress::Raw::Zlib::crc32($_[0]), substr($_[0], 0, 6)) }
+sub stock_record {
+  my ($f, $keep) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000;
+  my $h = $f->headers; my $body = $f->body;
+  { no warnings 'uninitialized';
+    $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t"
+      . "$h->{redelivered}\t$h->{destination}\t"
+      . (exists $h->{bb_nonce} ? $h->{bb_nonce} : '-') . "\t"
+      . (exists $h->{bb_crc32} ? $h->{bb_crc32} : '-') . "\n"; }
+  $bodies .= length($body) <= $keep ? pack('a N/a*', 'b', $body) : pack('a N N a6', 's', body_facts($body));
+  $seen++ if defined $h->{bb_seq};
+}
 my @which = @ARGV;
 for my $size (6, 1024) {
   my $fr = frames($size);
   my %res;
   for my $rep (0 .. 8) {
     for my $k ($rep % 2 ? reverse @which : @which) {
-      @raw = (); $n = 0; my $cb = $cb{$k};
+      @raw = (); $n = 0; ($heads, $bodies) = ('', ''); my $cb = $cb{$k};
       my $c0 = cpu();
       for my $s (@$fr) { $cb->(parse($s)) }
       my $dt = cpu() - $c0;
