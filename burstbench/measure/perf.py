@@ -442,6 +442,13 @@ _QUEUE_MEMORY = 512 << 20
 _BROKER_BYTES_PER_MSG = 1200
 
 
+def _count(r: clients.Resolved, size: int, counts: dict[int, int],
+           counts_jvm: dict[int, int] | None) -> int:
+    """Messages per sample for this client at this size (a JVM's own counts when given)."""
+    jvm = r.client.language == "java"
+    return (counts_jvm if jvm and counts_jvm else counts).get(size, 50000)
+
+
 def run(
     specs: list[str], sizes: list[int], counts: dict[int, int], rounds: int, out=sys.stdout,
     optimized_dispatch: bool = False, counts_jvm: dict[int, int] | None = None,
@@ -460,10 +467,8 @@ def run(
         tuned = _tuned_of(r) if with_tuned else None
         if tuned is not None and tuned.client.missing():
             raise PerfError(tuned.client.missing())
-    for r in resolved:
-        jvm = r.client.language == "java"
         for size in sizes:
-            count = (counts_jvm if jvm and counts_jvm else counts).get(size, 50000)
+            count = _count(r, size, counts, counts_jvm)
             if count * (size + _BROKER_BYTES_PER_MSG) > _QUEUE_MEMORY:
                 most = _QUEUE_MEMORY // (size + _BROKER_BYTES_PER_MSG)
                 raise PerfError(
@@ -489,8 +494,7 @@ def run(
             for r in resolved:
                 tuned = _tuned_of(r) if with_tuned else None
                 for size in sizes:
-                    jvm = r.client.language == "java"
-                    count = (counts_jvm if jvm and counts_jvm else counts).get(size, 50000)
+                    count = _count(r, size, counts, counts_jvm)
                     skip = skip_of(count, warmup)
                     samples = {k: [] for k in ("loop", "client", "tuned", "cli", "pair",
                                                "cli_pair")}
