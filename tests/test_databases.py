@@ -159,8 +159,10 @@ def test_sigkill_of_the_harness_stops_the_server(kind, tmp_path):
     info = {}
     try:
         info = json.loads(proc.stdout.readline())
-        pids = _tree(info["pid"])
-        assert all(_alive(p) for p in pids)
+        # the server's processes now: a short-lived child of the server may end between the
+        # listing and the look (one did in a CI run: the property below is about the rest)
+        pids = [p for p in _tree(info["pid"]) if _alive(p)]
+        assert info["pid"] in pids
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
         deadline = time.monotonic() + 10
