@@ -504,6 +504,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "loop a third shorter")
     p.add_argument("--rounds", type=_int(1), default=5,
                    help="measured rounds after a warm-up (loop and client alternate)")
+    p.add_argument("--one-cpu-rounds", type=_int(0), default=None, metavar="N",
+                   help="rounds in which loop and client run at the same time, pinned to one "
+                   "CPU (the broker on another), compared by CPU per message: the machine's "
+                   "state falls on both at once (default: as many as --rounds; 0: none)")
     p.add_argument("--optimized-dispatch", action=argparse.BooleanOptionalAction, default=False,
                    help="the broker's queues dispatch in the waking thread (see bench run --help)")
     p.set_defaults(func=cmd_perf)

@@ -336,9 +336,10 @@ def test_relay_between_actors_and_other_languages(prod_spec, cons_spec, shared_b
 
 @pytest.mark.parametrize("spec", PAIRS)
 def test_1_kib_bodies_are_checked_against_the_harness_own_crc(spec, tmp_path):
-    """A 1 KiB body is summarised on arrival (its length, CRC-32 and first bytes), not kept,
-    by every consumer: each record's CRC is the one the harness computes from the message's
-    counter, so a consumer that summarised the wrong bytes, or none, is caught."""
+    """A 1 KiB body is kept in memory the consumer sized before it was ready, or summarised
+    on arrival (its length, CRC-32 and first bytes): each record's CRC is the one the harness
+    computes from the message's counter, so a consumer that kept or summarised the wrong
+    bytes, or none, is caught."""
     r = client_or_skip(spec)
     out = Runner(PointSpec(producer=[r.label], consumer=[r.label], count=500, bursts=2,
                            size=1024), tmp_path / "point").run()
@@ -348,6 +349,24 @@ def test_1_kib_bodies_are_checked_against_the_harness_own_crc(spec, tmp_path):
     recs = [x for recs in out.consumer_records.values() for x in recs]
     assert len(recs) == 1000
     assert all(x.nbytes == 1024 and x.crc_body == f"{want(x.seq):08x}" for x in recs)
+
+
+@pytest.mark.parametrize("spec", PAIRS)
+def test_bodies_past_what_the_consumer_sized_for_are_summarised_and_checked_alike(spec,
+                                                                                  tmp_path):
+    """A consumer sizes its record memory for --count x --bursts bodies of --size bytes. Two
+    producers send it twice that, of 70,000 bytes: the stomp.py consumer's store fills halfway
+    and it summarises the rest on arrival; the Perl one keeps no body over 64 KiB. Either way
+    every record's CRC is still the harness's own."""
+    r = client_or_skip(spec)
+    out = Runner(PointSpec(producer=[r.label], consumer=[r.label], producers=2, count=100,
+                           bursts=1, size=70000), tmp_path / "point").run()
+    a = metrics(out)["accounting"]
+    assert (a["sent"], a["received"], a["lost"], a["corrupt"]) == (200, 200, 0, 0), a
+    want = measure.BodyCrc(70000)
+    recs = [x for recs in out.consumer_records.values() for x in recs]
+    assert len(recs) == 200
+    assert all(x.nbytes == 70000 and x.crc_body == f"{want(x.seq):08x}" for x in recs)
 
 
 @pytest.mark.parametrize("spec", PAIRS)

@@ -1,5 +1,7 @@
 """./bench perf's table (pure formatting): the CLI rows compare like with like."""
 
+import pytest
+
 from burstbench.measure.perf import format_row
 
 
@@ -122,3 +124,73 @@ def test_hostspeed_prints_a_median_per_second_per_cpu_and_refuses_bad_input():
     bad = subprocess.run([sys.executable, tool, "-3"], capture_output=True, text=True, check=False,
                          timeout=60)
     assert bad.returncode == 2 and bad.stderr.startswith("usage:")
+
+
+def test_the_process_cpu_clock_counts_every_thread_in_ns():
+    import os
+    import time
+
+    from burstbench.measure.perf import process_cpu_clock
+
+    clock = process_cpu_clock(os.getpid())
+    assert clock is not None
+    a, own = time.clock_gettime_ns(clock), time.process_time_ns()
+    sum(i * i for i in range(200_000))
+    b = time.clock_gettime_ns(clock)
+    assert b > a and abs(a - own) < 5_000_000  # the same clock as the process's own
+    assert process_cpu_clock(2**22 + 12345) is None  # no such process
+
+
+def test_the_pinner_keeps_every_thread_of_a_process_on_its_cpus_and_lets_them_go():
+    """Threads that exist and threads started later, then all moved back."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from burstbench.measure.perf import Pinner
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs")
+    code = ("import threading, time\n"
+            "def spin():\n    time.sleep(5)\n"
+            "threading.Thread(target=spin, daemon=True).start()\n"
+            "time.sleep(0.3)\n"
+            "for _ in range(3):\n    threading.Thread(target=spin, daemon=True).start()\n"
+            "print('ok', flush=True)\ntime.sleep(5)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        pin = Pinner([p.pid], {cpus[0]})
+        pin.start()
+        assert p.stdout.readline().strip() == "ok"
+        time.sleep(0.2)
+        tids = os.listdir(f"/proc/{p.pid}/task")
+        assert len(tids) == 5
+        assert all(os.sched_getaffinity(int(t)) == {cpus[0]} for t in tids)
+        pin.release(to=set(cpus))
+        assert all(os.sched_getaffinity(int(t)) == set(cpus) for t in tids)
+    finally:
+        p.kill()
+        p.wait()
+        p.stdout.close()
+
+
+def test_a_one_cpu_row_prints_cpu_per_message_and_its_verdict():
+    from burstbench.measure.perf import OneCpu, _one_cpu_summary, format_row
+
+    one = [(OneCpu(10.0, 20.0, 1, 1, 0.0), OneCpu(10.2, 20.5, 1, 1, 0.01 * i)) for i in range(9)]
+    one[0] = (OneCpu(10.0, 20.0, 1, 1, 0.0), OneCpu(11.0, 25.0, 1, 1, 0.0))
+    send, recv = _one_cpu_summary(one, "send"), _one_cpu_summary(one, "recv")
+    assert send["ratio"]["median"] == pytest.approx(10.0 / 10.2)
+    assert recv["ratio"]["min"] == pytest.approx(0.8) and recv["ratio"]["ci"]["lo"] > 0.95
+    assert "faults_per_msg" in recv and "faults_per_msg" not in send
+    spread = {"median": 1.0, "min": 1.0, "max": 1.0}
+    row = {"client": "net-stomp", "size": 6}
+    for role, o in (("send", send), ("recv", recv)):
+        row[role] = {"loop": spread, "client": spread, "ratio": 1.0, "one_cpu": o}
+    lines = format_row(row).splitlines()
+    assert len(lines) == 4
+    assert lines[1].lstrip().startswith("1 CPU, CPU us/msg") and "send" in lines[1]
+    assert "10.00" in lines[1] and "10.20" in lines[1] and lines[1].endswith("target met")
+    assert "20.50" in lines[3] and "0.98 (0.80-0.98)" in lines[3]

@@ -151,3 +151,38 @@ def test_no_tuned_measures_stock_against_loop_only(tmp_path, monkeypatch):
     (row,) = doc["table"]
     assert doc["tuned"] is False and "tuned" not in row["send"] and "tuned" not in row["recv"]
     assert started == ["stompjs", "stompjs"]  # the warm-up round and one measured
+
+
+@pytest.mark.integration
+def test_one_cpu_rounds_run_loop_and_client_together_on_one_cpu(tmp_path, monkeypatch):
+    """The real broker, loop and client: in a one-CPU round the loop's and the client's
+    processes are pinned to the first CPU while they run (the broker to the last), and the row
+    gets both sides' CPU per message, send and receive; the other rounds run unpinned."""
+    import io
+    import os
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs")
+    monkeypatch.setattr(perf.results.paths, "RESULTS", tmp_path)
+    seen = []
+    real = perf.CpuSampler
+
+    class Watching(real):
+        def __init__(self, pid, *a, **k):
+            super().__init__(pid, *a, **k)
+            seen.append(os.sched_getaffinity(pid))
+
+    monkeypatch.setattr(perf, "CpuSampler", Watching)
+    doc = perf.run(["net-stomp"], [1024], {1024: 3000}, 1, out=io.StringIO(), with_cli=False,
+                   with_tuned=False, one_cpu_rounds=1)
+    assert doc["one_cpu"] == {"rounds": 1, "clients_cpu": cpus[0], "broker_cpu": cpus[-1]}
+    (row,) = doc["table"]
+    for role in ("send", "recv"):
+        o = row[role]["one_cpu"]
+        assert 0 < o["cpu_us_per_msg"]["loop"]["median"] < 10_000
+        assert 0 < o["cpu_us_per_msg"]["client"]["median"] < 10_000
+        assert o["ratio"]["median"] > 0 and o["rates"]["client"]["median"] > 0
+    # two ABAB rounds (warm-up + 1) sample a consumer each, unpinned: 4; two one-CPU rounds
+    # sample 4 processes each, pinned: 8
+    assert seen.count(set(cpus)) == 4 and seen.count({cpus[0]}) == 8, seen

@@ -52,6 +52,18 @@ class PerfError(RuntimeError):
 _TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
 
 
+def process_cpu_clock(pid: int) -> int | None:
+    """The clock id of process ``pid``'s CPU time, all its threads, in ns (Linux's
+    clock_getcpuclockid: CPUCLOCK_SCHED of the process, ``~pid << 3 | 2``); None where it
+    cannot be read."""
+    clock = (~pid << 3) | 2
+    try:
+        time.clock_gettime_ns(clock)
+    except (OSError, OverflowError, AttributeError):
+        return None
+    return clock
+
+
 class CpuSampler(threading.Thread):
     """The CPU time (user + system, all threads) and the minor page faults of one process,
     read from /proc every ``every`` seconds with the wall clock beside them, so that what it
@@ -64,6 +76,7 @@ class CpuSampler(threading.Thread):
     def __init__(self, pid: int, every: float = 0.005):
         super().__init__(daemon=True, name=f"cpu-{pid}")
         self.path, self.every = f"/proc/{pid}/stat", every
+        self.clock = process_cpu_clock(pid)
         self.samples: list[tuple[int, float, float]] = []  # (epoch ns, CPU ns, minor faults)
         self.halt = threading.Event()
 
@@ -72,11 +85,14 @@ class CpuSampler(threading.Thread):
             try:
                 with open(self.path, "rb") as f:
                     fields = f.read().rsplit(b")", 1)[1].split()
+                # the process's CPU clock counts in ns; /proc's utime + stime in clock ticks
+                # (10 ms here: 1% of a one-second window at each end), its fallback
+                cpu = (float(time.clock_gettime_ns(self.clock)) if self.clock is not None
+                       else (int(fields[11]) + int(fields[12])) * _TICK_NS)
             except (OSError, IndexError):
                 return
             # fields[0] is the state (field 3): minflt is field 10, utime and stime 14 and 15
-            self.samples.append((time.time_ns(), (int(fields[11]) + int(fields[12])) * _TICK_NS,
-                                 float(fields[7])))
+            self.samples.append((time.time_ns(), cpu, float(fields[7])))
             self.halt.wait(self.every)
 
     def cpu_between(self, first_ns: int, last_ns: int) -> float:
@@ -230,7 +246,19 @@ def loop_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str,
     cpu: list[CpuSampler] = []
     rcv = _run_to_end(sup, f"loop-recv-{tag}", [*recv_argv, url, q, str(count), str(skip)], 600,
                       cpu)
-    s, rcv = s[-1], rcv[-1]
+    return _loop_sample(r, count, skip, s[-1], rcv[-1], cpu[0])
+
+
+def _loop_send_window(r: clients.Resolved, count: int, skip: int, s: dict) -> tuple[int, int, int]:
+    """The loop's timed send: (from, to, messages), as send_rate times it."""
+    if send_timed_from_mark(r):
+        return int(s["mark_ns"]), int(s["last_ns"]), count - skip
+    return int(s["first_ns"]), int(s["last_ns"]), count
+
+
+def _loop_sample(r: clients.Resolved, count: int, skip: int, s: dict, rcv: dict,
+                 cpu: CpuSampler) -> Sample:
+    """A loop's sample from its producer's and its consumer's last lines."""
     if int(rcv["count"]) != count:
         raise PerfError(f"loop {r.label} received {rcv['count']} of {count}")
     first, mark, last = int(rcv["first_ns"]), int(rcv["mark_ns"]), int(rcv["last_ns"])
@@ -239,9 +267,9 @@ def loop_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str,
         send_rate(count, skip, s_first, int(s["mark_ns"]), s_last, send_timed_from_mark(r)),
         recv_rate(count, skip, mark, last),
         _rate(count, s_first, s_last),
-        _cpu_us(cpu[0], count - skip, mark, last),
+        _cpu_us(cpu, count - skip, mark, last),
         _rate(count, first, last),
-        _faults(cpu[0], count - skip, mark, last),
+        _faults(cpu, count - skip, mark, last),
     )
 
 
@@ -256,10 +284,52 @@ def _faults(sampler: CpuSampler, count: int, first: int, last: int) -> float:
     return sampler.faults_between(first, last) / max(1, count - 1)
 
 
+class Pinner(threading.Thread):
+    """Keeps every thread of some processes on a set of CPUs: the threads there now at once,
+    and each new one as it appears (every ``every`` s; a thread starts where its creator runs,
+    so most are born there already). ``release()`` stops it and, with ``to``, moves the threads
+    there (the broker, back to every CPU)."""
+
+    def __init__(self, pids: list[int], cpus: set[int], every: float = 0.02):
+        super().__init__(daemon=True, name="pinner")
+        self.pids, self.cpus, self.every = pids, cpus, every
+        self.done: set[int] = set()
+        self.halt = threading.Event()
+        self.sweep()
+
+    def sweep(self, cpus: set[int] | None = None, again: bool = False) -> None:
+        for pid in self.pids:
+            try:
+                tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+            except OSError:
+                continue
+            for tid in tids:
+                if tid in self.done and not again:
+                    continue
+                try:
+                    os.sched_setaffinity(tid, cpus or self.cpus)
+                except OSError:
+                    pass  # it ended meanwhile
+                self.done.add(tid)
+
+    def run(self) -> None:
+        while not self.halt.wait(self.every):
+            self.sweep()
+
+    def release(self, to: set[int] | None = None) -> None:
+        self.halt.set()
+        if self.is_alive():
+            self.join()
+        if to is not None:
+            self.sweep(to, again=True)
+
+
 def _client_argvs(broker, r: clients.Resolved, q: str, count: int, size: int, prec: Path,
                   crec: Path) -> tuple[list[str], list[str]]:
-    common = ["--url", broker.url_for(r.protocol), "--destinations", q, "--count", str(count)]
-    return (options.command(r, "producer", common + ["--size", str(size), "--records", str(prec)]),
+    # (the consumer sizes its record memory from --count and --size, as in a sweep's points)
+    common = ["--url", broker.url_for(r.protocol), "--destinations", q, "--count", str(count),
+              "--size", str(size)]
+    return (options.command(r, "producer", common + ["--records", str(prec)]),
             options.command(r, "consumer", common + ["--records", str(crec)]))
 
 
@@ -270,26 +340,43 @@ def _client_rates(r: clients.Resolved, count: int, prec: Path, crec: Path,
     producer times itself to its last send call (its asynchronous sends return before the
     broker has the message), hence ``send_like_cli``. Message SKIP is the SKIP-th of the
     records' times in order, as the loops count it."""
-    sent = measure.read_producer_records(prec)
+    calls, confirmed = _client_send_times(prec, send_events)
     got = measure.read_consumer_records(crec)
     if len(got) != count:
         raise PerfError(f"client {r.label} received {len(got)} of {count}")
-    # the send ends when the broker confirmed the last message (the producer's burst line)
-    confirmed = max((e["_rx_ns"] for e in send_events if e.get("event") == "burst"),
-                    default=max(t for *_, t in sent))
-    calls = sorted(t for *_, t in sent)
     first, last_call = calls[0], calls[-1]
     arrivals = sorted(x.recv_ns for x in got)
     r0, mark, r1 = arrivals[0], arrivals[skip], arrivals[-1]
     return Sample(
-        send_rate(count, skip, first, calls[skip], max(confirmed, last_call),
-                  send_timed_from_mark(r)),
+        send_rate(count, skip, first, calls[skip], confirmed, send_timed_from_mark(r)),
         recv_rate(count, skip, mark, r1),
         _rate(count, first, last_call),
         _cpu_us(cpu, count - skip, mark, r1) if cpu is not None else math.nan,
         _rate(count, r0, r1),
         _faults(cpu, count - skip, mark, r1) if cpu is not None else math.nan,
     )
+
+
+def _client_send_times(prec: Path, send_events: list[dict]) -> tuple[list[int], int]:
+    """The producer's send calls in time order, and when the broker confirmed the last message
+    (the producer's burst line; never before the last call)."""
+    calls = sorted(t for *_, t in measure.read_producer_records(prec))
+    confirmed = max((e["_rx_ns"] for e in send_events if e.get("event") == "burst"),
+                    default=calls[-1])
+    return calls, max(confirmed, calls[-1])
+
+
+def _client_send_cpu_window(r: clients.Resolved, count: int, skip: int, prec: Path,
+                            send_events: list[dict]) -> tuple[int, int, int]:
+    """The span of the client's timed send whose CPU counts: (from, to, messages). A producer
+    whose send calls write before they return (timed from a mark) has done its sending at its
+    last call, and then waits for the receipt; the harness reads the burst line that confirms
+    it a few ms later, while the producer already disconnects and writes its records (work a
+    loop does not do, and not sending). A stompjs send, timed whole, runs to the confirmation."""
+    calls, confirmed = _client_send_times(prec, send_events)
+    if send_timed_from_mark(r):
+        return calls[skip], calls[-1], count - skip
+    return calls[0], confirmed, count
 
 
 def client_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str, work: Path,
@@ -315,6 +402,102 @@ def client_pair_once(sup, broker, r: clients.Resolved, count: int, size: int, ta
     evs = _run_together(sup, (cname, recv), (pname, send),
                         lambda c, e: any(x.get("event") == "ready" for x in e), 600)
     return _client_rates(r, count, prec, crec, evs[pname])
+
+
+def _run_side_by_side(sup: Supervisor, progs: list[tuple[str, list[str]]], cpus: set[int],
+                      timeout: float) -> tuple[dict[str, dict], dict[str, CpuSampler]]:
+    """Start the programs one after the other, each pinned to ``cpus`` from its start and its
+    CPU sampled, and wait until all have exited 0: the last line of each, and its sampler."""
+    kids: dict[str, object] = {}
+    samplers: dict[str, CpuSampler] = {}
+    pinners: list[Pinner] = []
+    last: dict[str, dict] = {}
+    exited: set[str] = set()
+
+    def take(who, ev: dict) -> None:
+        name = next((n for n, c in kids.items() if c is who), None)
+        if name is None:
+            return
+        if ev.get("event") == "exit":
+            exited.add(name)
+        else:
+            last[name] = ev
+            if ev.get("event") == "burst":  # a client producer's confirmation: keep it
+                last[f"{name}:burst"] = ev
+
+    try:
+        for name, argv in progs:
+            child = sup.start(name, argv, role="perf")
+            kids[name] = child
+            pinners.append(Pinner([child.pid], cpus))
+            pinners[-1].start()
+            samplers[name] = CpuSampler(child.pid)
+            samplers[name].start()
+        try:
+            ok = sup.wait_until(lambda: len(exited) == len(kids), timeout, take,
+                                watch=list(kids.values()), poll=1.0)
+        except ChildExited as e:
+            raise PerfError(f"{e.child.name} exited with {e.code}: {e.child.last_error()}") \
+                from None
+        if not ok:
+            raise PerfError(f"{' and '.join(kids)} did not finish within {timeout:.0f} s "
+                            f"(logs: {sup.log_dir})")
+        return last, samplers
+    finally:
+        for p in pinners:
+            p.release()
+        for sm in samplers.values():
+            sm.halt.set()
+            sm.join()
+        for child in kids.values():
+            if child.alive():
+                sup.stop(child)
+
+
+class OneCpu(NamedTuple):
+    """A loop's or a client's side of a one-CPU round: its producer, then its consumer, each
+    running at the same time as its counterpart's, on the same CPU."""
+
+    send_cpu_us: float   # the producer's CPU µs per timed message
+    recv_cpu_us: float   # the consumer's CPU µs per timed message
+    send: float          # msg/s while sharing the CPU
+    recv: float
+    recv_faults: float   # the consumer's minor page faults per timed message
+
+
+def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str, work: Path,
+                 skip: int, cpus: set[int], loop_first: bool) -> tuple[OneCpu, OneCpu]:
+    """The loop's producer and the client's at the same time, both pinned to ``cpus``, each
+    into its own queue; then their consumers, the same way, each draining its own backlog.
+    On one CPU the two share the machine's state (the host's speed flips within seconds here,
+    docs/perf.md) as closely as two processes can, so their CPU per message compares what
+    their code costs. Returns (loop, client)."""
+    send_argv, recv_argv = r.client.loops
+    url = broker.url_for(r.protocol)
+    ql, qc = (f"perf.1cpu.{tag}.{w}.{uuid.uuid4().hex[:6]}" for w in ("loop", "client"))
+    prec, crec = work / f"{tag}-1cpu-p.tsv", work / f"{tag}-1cpu-c.tsv"
+    c_send, c_recv = _client_argvs(broker, r, qc, count, size, prec, crec)
+    ls, cs, lr, cr = (f"1cpu-{w}-{tag}" for w in ("loop-send", "client-send", "loop-recv",
+                                                   "client-recv"))
+
+    def order(a, b):
+        return [a, b] if loop_first else [b, a]
+
+    sent, s_cpu = _run_side_by_side(sup, order(
+        (ls, [*send_argv, url, ql, str(count), str(size), str(skip)]), (cs, c_send)), cpus, 600)
+    got, r_cpu = _run_side_by_side(sup, order(
+        (lr, [*recv_argv, url, ql, str(count), str(skip)]), (cr, c_recv)), cpus, 600)
+    loop = _loop_sample(r, count, skip, sent[ls], got[lr], r_cpu[lr])
+    c_events = [sent[k] for k in (f"{cs}:burst",) if k in sent]
+    client = _client_rates(r, count, prec, crec, c_events, r_cpu[cr], skip)
+    out = []
+    for smp, sampler, window in (
+            (loop, s_cpu[ls], _loop_send_window(r, count, skip, sent[ls])),
+            (client, s_cpu[cs], _client_send_cpu_window(r, count, skip, prec, c_events))):
+        t0, t1, n = window
+        out.append(OneCpu(sampler.cpu_between(t0, t1) / 1000 / n, smp.cpu_us, smp.send,
+                          smp.recv, smp.faults))
+    return out[0], out[1]
 
 
 _CONSOLE = paths.CLIENTS / "java" / "target" / "console-lib"
@@ -378,6 +561,44 @@ def cli_pair_once(sup, broker, count: int, size: int, tag: str):
     _run_together(sup, (cname, _cli_argv("consumer", url, q, count, size)),
                   (pname, _cli_argv("producer", url, q, count, size)), waiting, 600)
     return (_cli_send_rate(sup.log_dir / f"{pname}.log", count), _cli_recv_rate(clog, count))
+
+
+def _one_cpu_rounds(sup, broker, r: clients.Resolved, count: int, size: int, work: Path,
+                    skip: int, rounds: int, cpus: list[int]) -> list[tuple[OneCpu, OneCpu]]:
+    """``rounds`` one-CPU rounds after one discarded (loop started first in even rounds, the
+    client in odd ones), the broker kept on the last CPU meanwhile and then let go again."""
+    if not rounds:
+        return []
+    got = []
+    pin = Pinner([broker.child.pid], {cpus[-1]}, every=0.2)
+    pin.start()
+    try:
+        for i in range(rounds + 1):
+            tag = f"{r.client.name}-{size}-{i}"
+            pair = one_cpu_once(sup, broker, r, count, size, tag, work, skip, {cpus[0]},
+                                loop_first=i % 2 == 0)
+            if i:
+                got.append(pair)
+    finally:
+        pin.release(to=set(cpus))
+    return got
+
+
+def _one_cpu_summary(one: list[tuple[OneCpu, OneCpu]], role: str) -> dict:
+    """CPU per message of loop and client in the one-CPU rounds, and loop / client round by
+    round with its confidence interval (>= 0.95: the client's code costs at most 5% more)."""
+    k = 0 if role == "send" else 1
+    loops, mine = [x[0] for x in one], [x[1] for x in one]
+    d = {"cpu_us_per_msg": {"loop": _spread([x[k] for x in loops]),
+                            "client": _spread([x[k] for x in mine])},
+         "ratio": _paired(loops, mine, k),
+         "rates": {"loop": _spread([x[k + 2] for x in loops]),
+                   "client": _spread([x[k + 2] for x in mine])},
+         "rounds": {"loop": [x[k] for x in loops], "client": [x[k] for x in mine]}}
+    if role == "recv":
+        d["faults_per_msg"] = {"loop": _spread([x.recv_faults for x in loops]),
+                               "client": _spread([x.recv_faults for x in mine])}
+    return d
 
 
 def _tuned_of(r: clients.Resolved) -> clients.Resolved | None:
@@ -453,8 +674,13 @@ def run(
     specs: list[str], sizes: list[int], counts: dict[int, int], rounds: int, out=sys.stdout,
     optimized_dispatch: bool = False, counts_jvm: dict[int, int] | None = None,
     with_cli: bool = True, warmup: float = 0.5, with_tuned: bool = True,
+    one_cpu_rounds: int = 0,
 ) -> dict:
     resolved = [clients.resolve(s) for s in specs]
+    cpus = sorted(os.sched_getaffinity(0))
+    if one_cpu_rounds and len(cpus) < 2:
+        raise PerfError(f"one-CPU rounds need two CPUs (one for the broker, one shared by loop "
+                        f"and client); this process may run on {len(cpus)}: --one-cpu-rounds 0")
     for r in resolved:
         why = r.client.missing()
         if why:
@@ -524,6 +750,8 @@ def run(
                             continue  # warm-up round: broker and JIT settle
                         for k, v in got.items():
                             samples[k].append(v)
+                    one = _one_cpu_rounds(sup, broker, r, count, size, work, skip,
+                                          one_cpu_rounds, cpus)
                     row = {"client": r.label, "size": size, "count": count, "skip": skip,
                            "send_timed_from_mark": send_timed_from_mark(r)}
                     for role, idx in (("send", 0), ("recv", 1)):
@@ -560,6 +788,8 @@ def run(
                                                   "ratio_to_stock": tp["median"],
                                                   "ratio_spread": tp,
                                                   "rounds": [s[idx] for s in samples["tuned"]]}
+                        if one:
+                            row[role]["one_cpu"] = _one_cpu_summary(one, role)
                         for mode, ours, theirs in (("apart", "client", "cli"),
                                                    ("together", "pair", "cli_pair")):
                             if not samples[theirs]:
@@ -584,6 +814,8 @@ def run(
         "table": table,
         "broker_version": brokers.ACTIVEMQ_VERSION,
         "optimized_dispatch": optimized_dispatch,
+        "one_cpu": {"rounds": one_cpu_rounds, "clients_cpu": cpus[0],
+                    "broker_cpu": cpus[-1]} if one_cpu_rounds else None,
     }
     (run_dir.dir / "perf.json").write_text(json.dumps(results.json_safe(doc), indent=2))
     run_dir.finish("complete")
@@ -602,6 +834,13 @@ CI_FOOTNOTE = (
     "CI: a distribution-free confidence interval of the median ratio (order statistics of the "
     "rounds' ratios);\n  target met = the interval lies at or above 0.95, missed = below it, "
     "unsettled = it holds 0.95.")
+
+ONE_CPU_FOOTNOTE = (
+    "1 CPU: {rounds} more rounds, in which the loop's producer and the client's run at the same "
+    "time pinned to CPU {clients_cpu},\n  then their consumers (the broker alone on CPU "
+    "{broker_cpu}); the ratio is loop / client CPU per message round by round. The host's\n  "
+    "speed flips within seconds here and moves both alike, so this ratio settles where the "
+    "rates' cannot (docs/perf.md).")
 
 CPU_FOOTNOTE = (
     "CPU us/msg: the consumer process's own CPU time (user + system, from /proc) over the timed "
@@ -666,6 +905,14 @@ def format_row(row: dict) -> str:
                          + f"{cc['median']:>10.2f} ({cc['min']:.2f}-{cc['max']:.2f})".ljust(30)
                          + f"{rs['median']:>7.2f} ({rs['min']:.2f}-{rs['max']:.2f})"
                          + ("" if rs["median"] >= TARGET else "  < 0.95") + _ci(rs))
+        if "one_cpu" in d:
+            o = d["one_cpu"]
+            cl_, cc, rs = o["cpu_us_per_msg"]["loop"], o["cpu_us_per_msg"]["client"], o["ratio"]
+            lines.append(f"{'  1 CPU, CPU us/msg':<22}{role:<5}"
+                         f"{cl_['median']:>10.2f} ({cl_['min']:.2f}-{cl_['max']:.2f})".ljust(58)
+                         + f"{cc['median']:>10.2f} ({cc['min']:.2f}-{cc['max']:.2f})".ljust(30)
+                         + f"{rs['median']:>7.2f} ({rs['min']:.2f}-{rs['max']:.2f})"
+                         + ("" if rs["median"] >= TARGET else "  < 0.95") + _ci(rs))
         if "faults_per_msg" in d:
             fl, fc = d["faults_per_msg"]["loop"], d["faults_per_msg"]["client"]
             lines.append(f"{'  page faults/msg':<22}{role:<5}"
@@ -698,10 +945,14 @@ def main(args) -> int:
     try:
         doc = run(specs, sizes, counts, args.rounds, optimized_dispatch=args.optimized_dispatch,
                   counts_jvm=counts_jvm, with_cli=args.cli, warmup=args.warmup,
-                  with_tuned=args.tuned)
+                  with_tuned=args.tuned,
+                  one_cpu_rounds=args.rounds if args.one_cpu_rounds is None
+                  else args.one_cpu_rounds)
         print(warmup_footnote(args.warmup))
         print(CI_FOOTNOTE)
         print(CPU_FOOTNOTE)
+        if doc["one_cpu"]:
+            print(ONE_CPU_FOOTNOTE.format(**doc["one_cpu"]))
         if any("tuned" in row["send"] for row in doc["table"]):
             print(TUNED_FOOTNOTE)
         if any("vs_cli" in row["send"] for row in doc["table"]):

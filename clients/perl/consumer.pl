@@ -80,16 +80,26 @@ sub commit_tx {
 
 # One MESSAGE frame: keep what the records need, acknowledge as the mode says. The hot path
 # is the harness's cost on top of Net::Stomp's, so it keeps no structure per message but
-# appends to two strings: a line of the needed header values with a timestamp ($heads), and the
-# body ($bodies: "b", its length, the bytes; a body over $KEEP_BODY as "s", its length, CRC-32
-# and first 6 bytes). Keeping each frame's headers hash instead (about 2 KB a message) cost
-# 5-8% of the receive rate in page faults and allocation (docs/perf.md, "Net::Stomp's receive
-# gap"). Kept bodies are fresh memory too: 1 KiB bodies cost 0.28 page faults a message, 3-6 µs
-# each on the bench's VM, more than the CRC-32 of the body on arrival (0.6 µs), so a body over
-# 256 bytes is summarised at once (docs/perf.md, "Kept bodies are page faults"). The records are
-# made at stop.
+# appends to two strings: a line of the needed header values with a timestamp and the body's
+# length ($heads), and the body's bytes ($bodies). Keeping each frame's headers hash instead
+# (about 2 KB a message) cost 5-8% of the receive rate in page faults and allocation
+# (docs/perf.md, "Net::Stomp's receive gap"). Fresh memory is page faults, 3-6 µs each on the
+# bench's VM, so both strings are sized and touched before the consumer says it is ready, for
+# --count x --bursts messages of --size bytes (at most $PRESIZE_MAX bytes of bodies); past that
+# they grow as they must. A body larger than that size (and than 256 bytes) is summarised on
+# arrival instead, as its CRC-32 and first 6 bytes, its length negated (docs/perf.md, "Kept
+# bodies are page faults"). The records are made at stop.
 my ($heads, $bodies) = ('', '');
-my $KEEP_BODY = 256;
+my $PRESIZE_MAX = 256 << 20;
+my $expected = $o->{count} * $o->{bursts};
+my $KEEP_BODY = $o->{size} > 256 ? ($o->{size} < 65536 ? $o->{size} : 65536) : 256;
+if ($expected > 0) {
+    my $b = $expected * $KEEP_BODY;
+    $bodies = "\0" x ($b < $PRESIZE_MAX ? $b : $PRESIZE_MAX);
+    my $hb = $expected * 128;    # a line is about 100 bytes
+    $heads = "\0" x ($hb < $PRESIZE_MAX / 4 ? $hb : $PRESIZE_MAX / 4);
+    ($heads, $bodies) = ('', '');    # (assigning '' keeps a string's memory)
+}
 
 # What the records need of a body: its length, CRC-32 and first 6 bytes.
 sub body_facts { (length $_[0], Compress::Raw::Zlib::crc32($_[0]), substr($_[0], 0, 6)) }
@@ -100,6 +110,13 @@ sub on_message {
     $now = $s * 1000000000 + $us * 1000;
     my $h = $f->headers;
     my $body = $f->body;
+    my $n = length $body;
+    if ($n <= $KEEP_BODY) {
+        $bodies .= $body;
+    } else {
+        $bodies .= pack('N a6', Compress::Raw::Zlib::crc32($body), $body);
+        $n = -$n;
+    }
     {
         # an absent header keeps an empty field; a tab inside a value makes the line too long:
         # either way the record fails its check at stop and the message counts as foreign
@@ -107,11 +124,8 @@ sub on_message {
         $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t"
           . "$h->{redelivered}\t$h->{destination}\t"
           . (exists $h->{bb_nonce} ? $h->{bb_nonce} : '-') . "\t"
-          . (exists $h->{bb_crc32} ? $h->{bb_crc32} : '-') . "\n";
+          . (exists $h->{bb_crc32} ? $h->{bb_crc32} : '-') . "\t$n\n";
     }
-    $bodies .= length($body) <= $KEEP_BODY
-      ? pack('a N/a*', 'b', $body)
-      : pack('a N N a6', 's', body_facts($body));
     $stop = 1 if defined $h->{bb_seq} && ++$seen == $target;
     return unless $mode;
     if ($mode == 2) {
@@ -154,14 +168,18 @@ sub make_records {
     my $pos = 0;
     for my $l (split /\n/, $heads) {
         my ($len, $crc, $b6);
-        if (substr($bodies, $pos, 1) eq 'b') {
-            my $n = unpack('N', substr($bodies, $pos + 1, 4));
-            ($len, $crc, $b6) = body_facts(substr($bodies, $pos + 5, $n));
-            $pos += 5 + $n;
+        # the body's length is the line's last field (a tab inside a header value only adds
+        # fields before it): a kept body's bytes follow in $bodies, a summarised one's CRC-32
+        # and first 6 bytes
+        my $n = substr($l, rindex($l, "\t") + 1);
+        if ($n >= 0) {
+            ($len, $crc, $b6) = body_facts(substr($bodies, $pos, $n));
+            $pos += $n;
         } else {
-            ($len, $crc, $b6) = unpack('x N N a6', substr($bodies, $pos, 15));
-            $pos += 15;
+            ($len, $crc, $b6) = (-$n, unpack('N a6', substr($bodies, $pos, 10)));
+            $pos += 10;
         }
+        substr($l, rindex($l, "\t")) = '';
         my ($t, $p, $sq, $bu, $sn, $rd, $de, $nonce, $hcrc, $more) = split /\t/, $l, 10;
         my $line = "$p\t$sq\t$bu\t$sn";
         unless (!defined $more && defined $hcrc

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import operator
 import signal
 import sys
 import threading
 import zlib
+from array import array
 
 import stomp
 from common import (
@@ -24,27 +26,63 @@ from common import (
     tcp_nodelay,
 )
 
-# bytes: a larger body is summarised on arrival (its length, CRC-32 and first bytes), not kept.
-# A kept body is fresh memory: 1 KiB bodies cost 0.25 page faults a message, 3-6 µs each on the
-# bench's VM, more than their CRC-32 now (0.5 µs; docs/perf.md, "Kept bodies are page faults").
+# bytes: a body up to this size is kept as stomp.py made it (keeping it copies nothing). A larger
+# one is copied into one store sized and touched before the consumer is ready (for --count x
+# --bursts bodies of --size bytes, at most STORE_MAX), and past the store's end summarised on
+# arrival (its length, CRC-32 and first bytes). A kept 1 KiB body object is fresh memory, 0.25
+# page faults a message at 3-6 µs each on the bench's VM; its CRC-32 and summary cost 0.8 µs,
+# the copy about 0.3 (docs/perf.md, "Kept bodies are page faults", "One CPU").
 KEEP_BODY = 256
+STORE_MAX = 256 << 20
+
+
+def body_store(expect: int, size: int) -> bytearray:
+    """The larger bodies' store: ``expect`` bodies of ``size`` bytes at most, every page
+    touched now (a fresh page costs its fault later, in the timed messages)."""
+    if size <= KEEP_BODY:
+        return bytearray()
+    store = bytearray(min(expect * size, STORE_MAX))
+    for i in range(0, len(store), 4096):
+        store[i] = 1
+    return store
 
 
 def body_facts(body: bytes) -> tuple[int, int, bytes]:
     """What the records need of a body: its length, CRC-32 and first 6 bytes."""
-    return len(body), zlib.crc32(body), body[:6]
+    return len(body), zlib.crc32(body), bytes(body[:6])
+
+
+# the header values a record needs, in its order: one C call for all seven (the dict's own
+# lookups), where seven h.get calls cost about 0.3 µs a message more in stomp.py's consumer
+_HEAD_KEYS = ("bb_producer", "bb_seq", "bb_burst", "bb_sent_ns", "bb_nonce", "bb_crc32",
+              "destination")
+_HEADS = operator.itemgetter(*_HEAD_KEYS)
+_ABSENT = {"bb_nonce": "-", "bb_crc32": "-"}  # else an empty field: a bench header missing
+
+
+def _heads_of(h: dict) -> tuple[str, ...]:
+    """_HEADS of a message that lacks some of them (an absent bench header: foreign)."""
+    return tuple(h.get(k, _ABSENT.get(k, "")) for k in _HEAD_KEYS)
 
 
 class Collector(Listener):
     """Keeps the raw facts of each message; parsing waits until the consumer stops."""
 
-    def __init__(self, ack: str, prefetch: int, expect: int):
+    def __init__(self, ack: str, prefetch: int, expect: int, store: bytearray | None = None):
         super().__init__()
         self.conn = None
-        # one tuple of strings and ints per message: the header values it needs, not the
-        # headers dict (a kept dict is walked by every full collection of the cyclic GC; a
-        # tuple of strings is untracked at the first collection it survives)
-        self.raw: list = []
+        # per message: its arrival time (8 bytes in an array), the header values it needs
+        # joined in one string, and its body: a small one itself, a larger one's length (its
+        # bytes in the store, one after the other) or its facts. One string keeps about 150
+        # bytes a message where a tuple of the values kept about 600: fresh memory, page faults
+        # at 3-6 µs each on the bench's VM (docs/perf.md, "One CPU"). Not the headers dict: a
+        # kept dict is walked by every full collection of the cyclic GC.
+        self.times = array("q")
+        self.heads: list[str] = []
+        self.bodies: list = []
+        self.store = store if store is not None else bytearray()
+        self.view = memoryview(self.store)
+        self.stored = 0  # bytes of the store used
         self.n = 0
         self.expect = expect
         self.finished = threading.Event()
@@ -53,16 +91,28 @@ class Collector(Listener):
         self.last = None
 
     def on_message(self, frame):
-        t = now_ns()
+        self.times.append(now_ns())
         h = frame.headers
-        g = h.get
         body = frame.body
-        # a small body itself (stomp.py made it; keeping it copies nothing), its length and
-        # CRC-32 taken at stop; a body over KEEP_BODY is summarised here instead
-        self.raw.append((t, g("bb_producer"), g("bb_seq"), g("bb_burst"), g("bb_sent_ns"),
-                         g("bb_nonce"), g("bb_crc32"), g("destination"), g("redelivered"),
-                         body if len(body) <= KEEP_BODY
-                         else body_facts(body)))
+        try:
+            values = _HEADS(h)
+        except KeyError:  # not a bench message, or not one of ours: see _heads_of
+            values = _heads_of(h)
+        # a tab inside a value makes too many fields: the record is foreign (parsed at stop);
+        # ActiveMQ sends redelivered only when it is true
+        self.heads.append("\t".join(values) + ("\t" + h["redelivered"] if "redelivered" in h
+                                                else "\t"))
+        n = len(body)
+        if n <= KEEP_BODY:
+            self.bodies.append(body)
+        else:
+            at = self.stored
+            if at + n <= len(self.store):
+                self.view[at:at + n] = body
+                self.stored = at + n
+                self.bodies.append(n)
+            else:
+                self.bodies.append(body_facts(body))
         self.n += 1
         if self.ack_every:
             self.last = h
@@ -106,7 +156,8 @@ def main(argv=None) -> int:
     args = parse("consumer", argv)
     signal.signal(signal.SIGTERM, on_sigterm)
     expect = 0 if args.gate else args.count * args.bursts
-    collector = Collector(args.ack, args.prefetch, expect)
+    collector = Collector(args.ack, args.prefetch, expect,
+                          body_store(args.count * args.bursts, args.size))
     conn, _ = connect(args, collector)
     collector.conn = conn
     ack = {"auto": "auto", "client": "client", "client-individual": "client-individual"}[args.ack]
@@ -170,22 +221,27 @@ def main(argv=None) -> int:
     foreign = redelivered = 0
     lines = []
     # (after the disconnect: nothing comes now)
-    for t, producer, seq, burst, sent, nonce, hcrc, dest, red, body in collector.raw:
-        n, crc, prefix = body if type(body) is tuple else body_facts(body)
+    at = 0
+    for t, head, body in zip(collector.times, collector.heads, collector.bodies, strict=True):
+        if type(body) is int:  # in the store
+            n, crc, prefix = body_facts(collector.view[at:at + body])
+            at += body
+        else:
+            n, crc, prefix = body if type(body) is tuple else body_facts(body)
         try:
-            if producer is None:
+            producer, seq, burst, sent, nonce, hcrc, dest, red = head.split("\t")
+            if not producer:
                 raise ValueError
             seq, burst, sent = int(seq), int(burst), int(sent)
-        except (TypeError, ValueError):
+        except ValueError:  # a value missing, or a tab inside one
             foreign += 1
             continue
         expected = b"%06d" % (seq % 1000000)
         ok = 1 if prefix == expected[: min(6, n)] else 0
         redo = 1 if red == "true" else 0
         redelivered += redo
-        dest = (dest or "").removeprefix("/queue/")
-        nonce = "-" if nonce is None else _field(nonce)
-        hcrc = "-" if hcrc is None else _field(hcrc)
+        dest = dest.removeprefix("/queue/")
+        nonce, hcrc = _field(nonce), _field(hcrc)
         lines.append(f"{producer}\t{seq}\t{burst}\t{sent}\t{t}\t{n}\t{ok}\t{redo}\t{dest}\t"
                      f"{nonce}\t{hcrc}\t{crc:08x}\n")
     if args.records:

@@ -21,6 +21,7 @@ sub frames { my ($size) = @_; my @f;
 sub parse { my ($s) = @_; $s =~ s/^\n*([^\n].*?)\n\n//s; my ($cmd, @h) = split /\n/, $1; my %h = map { split /:/, $_, 2 } @h;
   return Net::Stomp::Frame->new({ command => $cmd, headers => \%h, body => substr($s, 0, -1) }); }
 my (@raw, $now, $seen, $foreign, $n, $t0, $t1);
+my ($heads, $bodies) = ('', '');
 my @KEYS = qw(bb_producer bb_seq bb_burst bb_sent_ns redelivered destination bb_nonce bb_crc32);
 my %cb = (
  loop => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $t1 = $s * 1000000000 + $us * 1000; $t0 //= $t1;
@@ -29,6 +30,36 @@ my %cb = (
    push @raw, length($body) <= 4096 ? [$now, $h, $body] : [$now, $h, undef, length($body), Compress::Raw::Zlib::crc32($body), substr($body, 0, 6)];
    $seen++ if defined $h->{bb_seq}; },
  strings => sub { stock_record($_[0], 256) },
+ keep => sub { stock_record($_[0], 1e9) },
+ inline => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000;
+  my $h = $f->headers; my $body = $f->body;
+  { no warnings 'uninitialized';
+    $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t"
+      . "$h->{redelivered}\t$h->{destination}\t"
+      . (exists $h->{bb_nonce} ? $h->{bb_nonce} : '-') . "\t"
+      . (exists $h->{bb_crc32} ? $h->{bb_crc32} : '-') . "\n"; }
+  $bodies .= length($body) <= 256 ? pack('a N/a*', 'b', $body)
+    : pack('a N N a6', 's', length $body, Compress::Raw::Zlib::crc32($body), substr($body, 0, 6));
+  $seen++ if defined $h->{bb_seq}; },
+ tail => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000;
+  my $h = $f->headers; my $body = $f->body; my $n = length $body; my $tail;
+  if ($n <= 256) { $tail = $n; $bodies .= $body }
+  else { $tail = "$n/" . Compress::Raw::Zlib::crc32($body); $bodies .= substr($body, 0, 6) }
+  { no warnings 'uninitialized';
+    $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t"
+      . "$h->{redelivered}\t$h->{destination}\t"
+      . (exists $h->{bb_nonce} ? $h->{bb_nonce} : '-') . "\t"
+      . (exists $h->{bb_crc32} ? $h->{bb_crc32} : '-') . "\t$tail\n"; }
+  $seen++ if defined $h->{bb_seq}; },
+ nopack => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000;
+  my $h = $f->headers; my $body = $f->body;
+  { no warnings 'uninitialized';
+    $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t"
+      . "$h->{redelivered}\t$h->{destination}\t"
+      . (exists $h->{bb_nonce} ? $h->{bb_nonce} : '-') . "\t"
+      . (exists $h->{bb_crc32} ? $h->{bb_crc32} : '-') . "\t" . length($body) . "\n"; }
+  $bodies .= $body;
+  $seen++ if defined $h->{bb_seq}; },
  strings4k => sub { stock_record($_[0], 4096) },
  flat => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000; my $h = $f->headers; my $body = $f->body;
    no warnings 'uninitialized';
@@ -36,7 +67,6 @@ my %cb = (
    $seen++ if defined $h->{bb_seq}; },
 );
 # clients/perl/consumer.pl's on_message, auto mode (what it keeps; no acks)
-my ($heads, $bodies) = ('', '');
 sub body_facts { (length $_[0], Compress::Raw::Zlib::crc32($_[0]), substr($_[0], 0, 6)) }
 sub stock_record {
   my ($f, $keep) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000;
