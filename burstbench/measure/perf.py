@@ -30,6 +30,7 @@ import json
 import math
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -50,6 +51,7 @@ class PerfError(RuntimeError):
 
 
 _TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
+_TASKSET = shutil.which("taskset")  # util-linux: Debian's essential packages
 
 
 def process_cpu_clock(pid: int) -> int | None:
@@ -406,8 +408,11 @@ def client_pair_once(sup, broker, r: clients.Resolved, count: int, size: int, ta
 
 def _run_side_by_side(sup: Supervisor, progs: list[tuple[str, list[str]]], cpus: set[int],
                       timeout: float) -> tuple[dict[str, dict], dict[str, CpuSampler]]:
-    """Start the programs one after the other, each pinned to ``cpus`` from its start and its
-    CPU sampled, and wait until all have exited 0: the last line of each, and its sampler."""
+    """Start the programs one after the other, each on ``cpus`` from its start (under
+    ``taskset``, so that a runtime that sizes itself by the CPUs it may use sees them: a JVM on
+    one CPU picks the collector and the threads it would pick in a one-CPU container, where one
+    started on two and moved spends its two collector threads' spinning on one) and its CPU
+    sampled, and wait until all have exited 0: the last line of each, and its sampler."""
     kids: dict[str, object] = {}
     samplers: dict[str, CpuSampler] = {}
     pinners: list[Pinner] = []
@@ -426,8 +431,9 @@ def _run_side_by_side(sup: Supervisor, progs: list[tuple[str, list[str]]], cpus:
                 last[f"{name}:burst"] = ev
 
     try:
+        on = ["taskset", "-c", ",".join(str(c) for c in sorted(cpus))] if _TASKSET else []
         for name, argv in progs:
-            child = sup.start(name, argv, role="perf")
+            child = sup.start(name, [*on, *argv], role="perf")
             kids[name] = child
             pinners.append(Pinner([child.pid], cpus))
             pinners[-1].start()
