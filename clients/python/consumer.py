@@ -33,7 +33,7 @@ from common import (
 # page faults a message at 3-6 µs each on the bench's VM; its CRC-32 and summary cost 0.8 µs,
 # the copy about 0.3 (docs/perf.md, "Kept bodies are page faults", "One CPU").
 KEEP_BODY = 256
-STORE_MAX = 256 << 20
+STORE_MAX = 64 << 20  # 65,536 bodies of 1 KiB: memory a sweep of many consumers can afford
 
 
 def body_store(expect: int, size: int) -> bytearray:

@@ -4,10 +4,18 @@
 # keeping (hashes: what it keeps, every frame's headers hash in an array per message; flat: a
 # flat list of timestamp, the needed headers joined, body, tried on 2026-11-23 and dropped:
 # 6 B loop 6.67 / flat 7.50 / hashes 7.50 us, 1 KiB 7.17 / 11.50 / 8.17). Since commit
-# fe422b2 the consumer keeps two strings: `strings` is its on_message as published (a body over
-# 256 bytes summarised on arrival), `strings4k` as it was before (bodies up to 4 KiB kept).
+# fe422b2 the consumer keeps two strings. `published` is its on_message now: a body of the
+# --size it was started with compared with the contract's filler on arrival and kept as its
+# first 6 bytes, another over 256 bytes summarised, the length at the end of the header line;
+# `raw` as in e956b4f (every body up to --size appended raw); `strings` as from b3299c8 (a body
+# over 256 bytes summarised on arrival through a sub, a kept one through pack); `strings4k`
+# before that (bodies up to 4 KiB kept). Tried on 2026-11-24 on the way (1 KiB, loop
+# 6.89-7.24 us): `keep` (strings, every body kept) 7.94, `inline` (strings without the sub
+# call) 7.96, `tail` (the CRC in the line) 8.08, `nopack` (raw without the branch) 7.67-7.74,
+# `strings` 8.23-8.30.
+# A replay reuses its memory: page faults are not in these figures (docs/perf.md).
 # CPU per message from the process's CPU clock, alternating, median of 8.
-# Run: perl perf/replay/perl.pl loop strings strings4k
+# Run: perl perf/replay/perl.pl loop published raw strings
 use strict; use warnings; use Time::HiRes qw(gettimeofday clock_gettime CLOCK_PROCESS_CPUTIME_ID);
 use Net::Stomp::Frame; use Compress::Raw::Zlib ();
 my $N = 60000;
@@ -22,6 +30,7 @@ sub parse { my ($s) = @_; $s =~ s/^\n*([^\n].*?)\n\n//s; my ($cmd, @h) = split /
   return Net::Stomp::Frame->new({ command => $cmd, headers => \%h, body => substr($s, 0, -1) }); }
 my (@raw, $now, $seen, $foreign, $n, $t0, $t1);
 my ($heads, $bodies) = ('', '');
+my $KEEP_BODY = 256; my ($SIZE, $FILL) = (0, '');  # the consumer's, for frames of the size replayed (below)
 my @KEYS = qw(bb_producer bb_seq bb_burst bb_sent_ns redelivered destination bb_nonce bb_crc32);
 my %cb = (
  loop => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $t1 = $s * 1000000000 + $us * 1000; $t0 //= $t1;
@@ -50,6 +59,27 @@ my %cb = (
       . "$h->{redelivered}\t$h->{destination}\t"
       . (exists $h->{bb_nonce} ? $h->{bb_nonce} : '-') . "\t"
       . (exists $h->{bb_crc32} ? $h->{bb_crc32} : '-') . "\t$tail\n"; }
+  $seen++ if defined $h->{bb_seq}; },
+ raw => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000;
+  my $h = $f->headers; my $body = $f->body; my $n = length $body;
+  if ($n <= $KEEP_BODY) { $bodies .= $body }
+  else { $bodies .= pack('N a6', Compress::Raw::Zlib::crc32($body), $body); $n = -$n }
+  { no warnings 'uninitialized';
+    $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t"
+      . "$h->{redelivered}\t$h->{destination}\t"
+      . (exists $h->{bb_nonce} ? $h->{bb_nonce} : '-') . "\t"
+      . (exists $h->{bb_crc32} ? $h->{bb_crc32} : '-') . "\t$n\n"; }
+  $seen++ if defined $h->{bb_seq}; },
+ published => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000;
+  my $h = $f->headers; my $body = $f->body; my $n = length $body;
+  if ($n <= 256) { $bodies .= $body }
+  elsif ($n == $SIZE && substr($body, 6) eq $FILL) { $bodies .= substr($body, 0, 6); $n = "=$n" }
+  else { $bodies .= pack('N a6', Compress::Raw::Zlib::crc32($body), $body); $n = -$n }
+  { no warnings 'uninitialized';
+    $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t"
+      . "$h->{redelivered}\t$h->{destination}\t"
+      . (exists $h->{bb_nonce} ? $h->{bb_nonce} : '-') . "\t"
+      . (exists $h->{bb_crc32} ? $h->{bb_crc32} : '-') . "\t$n\n"; }
   $seen++ if defined $h->{bb_seq}; },
  nopack => sub { my ($f) = @_; my ($s, $us) = gettimeofday(); $now = $s * 1000000000 + $us * 1000;
   my $h = $f->headers; my $body = $f->body;
@@ -82,6 +112,7 @@ sub stock_record {
 my @which = @ARGV;
 for my $size (6, 1024) {
   my $fr = frames($size);
+  $KEEP_BODY = $size > 256 ? $size : 256; ($SIZE, $FILL) = ($size, 'x' x ($size - 6));
   my %res;
   for my $rep (0 .. 8) {
     for my $k ($rep % 2 ? reverse @which : @which) {
