@@ -366,39 +366,30 @@ def test_relay_between_actors_and_other_languages(prod_spec, cons_spec, shared_b
     assert (a.sent, a.received, a.lost, a.duplicates, a.body_errors) == (2000, 2000, 0, 0, 0)
 
 
+@pytest.mark.parametrize("shape", [
+    pytest.param((1, 500, 2, 1024), id="1KiB"),
+    # two producers send a consumer twice what it sized its memory for (--count x --bursts
+    # bodies of --size bytes): the stomp.py consumer's store fills halfway and it summarises
+    # the rest on arrival; the Perl one's strings grow past their size
+    pytest.param((2, 100, 1, 70000), id="twice-what-it-sized-for"),
+])
 @pytest.mark.parametrize("spec", PAIRS)
-def test_1_kib_bodies_are_checked_against_the_harness_own_crc(spec, tmp_path):
-    """A 1 KiB body is kept in memory the consumer sized before it was ready, or summarised
-    on arrival (its length, CRC-32 and first bytes): each record's CRC is the one the harness
-    computes from the message's counter, so a consumer that kept or summarised the wrong
-    bytes, or none, is caught."""
+def test_bodies_are_checked_against_the_harness_own_crc(spec, shape, tmp_path):
+    """However a consumer keeps a body (whole, in memory sized before it was ready, as its
+    first bytes after comparing the rest, or summarised on arrival as its length, CRC-32 and
+    first bytes), each record's CRC is the one the harness computes from the message's
+    counter: a consumer that kept or summarised the wrong bytes, or none, is caught."""
+    producers, count, bursts, size = shape
     r = client_or_skip(spec)
-    out = Runner(PointSpec(producer=[r.label], consumer=[r.label], count=500, bursts=2,
-                           size=1024), tmp_path / "point").run()
+    out = Runner(PointSpec(producer=[r.label], consumer=[r.label], producers=producers,
+                           count=count, bursts=bursts, size=size), tmp_path / "point").run()
+    n = producers * count * bursts
     a = metrics(out)["accounting"]
-    assert (a["sent"], a["received"], a["lost"], a["corrupt"]) == (1000, 1000, 0, 0), a
-    want = measure.BodyCrc(1024)
+    assert (a["sent"], a["received"], a["lost"], a["corrupt"]) == (n, n, 0, 0), a
+    want = measure.BodyCrc(size)
     recs = [x for recs in out.consumer_records.values() for x in recs]
-    assert len(recs) == 1000
-    assert all(x.nbytes == 1024 and x.crc_body == f"{want(x.seq):08x}" for x in recs)
-
-
-@pytest.mark.parametrize("spec", PAIRS)
-def test_bodies_past_what_the_consumer_sized_for_are_summarised_and_checked_alike(spec,
-                                                                                  tmp_path):
-    """A consumer sizes its record memory for --count x --bursts bodies of --size bytes. Two
-    producers send it twice that, of 70,000 bytes: the stomp.py consumer's store fills halfway
-    and it summarises the rest on arrival; the Perl one's strings grow past their size. Either
-    way every record's CRC is still the harness's own."""
-    r = client_or_skip(spec)
-    out = Runner(PointSpec(producer=[r.label], consumer=[r.label], producers=2, count=100,
-                           bursts=1, size=70000), tmp_path / "point").run()
-    a = metrics(out)["accounting"]
-    assert (a["sent"], a["received"], a["lost"], a["corrupt"]) == (200, 200, 0, 0), a
-    want = measure.BodyCrc(70000)
-    recs = [x for recs in out.consumer_records.values() for x in recs]
-    assert len(recs) == 200
-    assert all(x.nbytes == 70000 and x.crc_body == f"{want(x.seq):08x}" for x in recs)
+    assert len(recs) == n
+    assert all(x.nbytes == size and x.crc_body == f"{want(x.seq):08x}" for x in recs)
 
 
 @pytest.mark.parametrize("spec", PAIRS)
