@@ -141,14 +141,15 @@ def test_the_process_cpu_clock_counts_every_thread_in_ns():
     assert process_cpu_clock(2**22 + 12345) is None  # no such process
 
 
-def test_the_pinner_keeps_every_thread_of_a_process_on_its_cpus_and_lets_them_go():
-    """Threads that exist and threads started later, then all moved back."""
+def test_pinning_moves_every_thread_of_a_process_and_later_ones_follow_then_all_go_back():
+    """Threads that exist, and threads started after (they start with their creator's CPUs),
+    then all moved back."""
     import os
     import subprocess
     import sys
     import time
 
-    from burstbench.measure.perf import Pinner
+    from burstbench.measure.perf import pin_threads
 
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
@@ -161,14 +162,14 @@ def test_the_pinner_keeps_every_thread_of_a_process_on_its_cpus_and_lets_them_go
             "print('ok', flush=True)\ntime.sleep(5)\n")
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
-        pin = Pinner([p.pid], {cpus[0]})
-        pin.start()
+        time.sleep(0.1)
+        pin_threads([p.pid], {cpus[0]})
         assert p.stdout.readline().strip() == "ok"
         time.sleep(0.2)
         tids = os.listdir(f"/proc/{p.pid}/task")
         assert len(tids) == 5
         assert all(os.sched_getaffinity(int(t)) == {cpus[0]} for t in tids)
-        pin.release(to=set(cpus))
+        pin_threads([p.pid], set(cpus))
         assert all(os.sched_getaffinity(int(t)) == set(cpus) for t in tids)
     finally:
         p.kill()

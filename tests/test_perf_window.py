@@ -58,7 +58,8 @@ def test_the_clients_window_starts_at_the_skip_th_record_in_time_order(tmp_path)
     prec, crec = _records(tmp_path, sent[::-1], recv[::-1])
     confirmed = [{"event": "burst", "_rx_ns": sent[-1] + 1_000_000}]
     r = clients.resolve("stomp-py")
-    got = perf._client_rates(r, 10, prec, crec, confirmed, None, skip=5)
+    times = perf._client_send_times(prec, confirmed)
+    got = perf._client_rates(r, 10, times, crec, None, skip=5)
     send, recv_rate, send_like_cli, cpu, whole, faults = got
     assert send == pytest.approx(1000.0)        # 5 messages from 50 ms to 55 ms
     assert recv_rate == pytest.approx(1000.0)   # 4 intervals of 1 ms after message 5
@@ -66,7 +67,7 @@ def test_the_clients_window_starts_at_the_skip_th_record_in_time_order(tmp_path)
     assert send_like_cli == pytest.approx(10 / 0.054)  # all of them, to the last send call
     assert math.isnan(cpu) and math.isnan(faults)  # no sampler
     # timed from the first message instead, the warm-up is in the figure
-    assert perf._client_rates(r, 10, prec, crec, confirmed, None, skip=0)[1] == pytest.approx(
+    assert perf._client_rates(r, 10, times, crec, None, skip=0)[1] == pytest.approx(
         9 / 0.054)
 
 

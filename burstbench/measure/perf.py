@@ -130,38 +130,64 @@ def _run_to_end(sup: Supervisor, name: str, argv: list[str], timeout: float,
                 cpu: list | None = None) -> list[dict]:
     """Run one program to its end; its events. With ``cpu`` (a list), a CpuSampler of the
     process is appended to it."""
-    child = sup.start(name, argv, role="perf")
-    sampler = None
+    evs, samplers = _run_all(sup, [(name, argv)], timeout, sample=cpu is not None)
     if cpu is not None:
-        sampler = CpuSampler(child.pid)
-        sampler.start()
-        cpu.append(sampler)
-    evs: list[dict] = []
-    exited: list[int] = []
+        cpu.append(samplers[name])
+    return evs[name]
+
+
+def _run_all(sup: Supervisor, progs: list[tuple[str, list[str]]], timeout: float,
+             cpus: set[int] | None = None, sample: bool = True,
+             ) -> tuple[dict[str, list[dict]], dict[str, CpuSampler]]:
+    """Start the programs one after the other and wait until all have exited 0: each one's
+    events, and (with ``sample``) its CpuSampler, by name. With ``cpus`` each runs on those
+    CPUs from its start, under ``taskset``, so that a runtime that sizes itself by the CPUs it
+    may use sees them (a JVM started on two and moved to one kept two collector threads,
+    spinning on one); its threads are pinned once more right after the start, in case."""
+    kids: dict[str, object] = {}
+    samplers: dict[str, CpuSampler] = {}
+    evs: dict[str, list[dict]] = {name: [] for name, _ in progs}
+    exited: set[str] = set()
 
     def take(who, ev: dict) -> None:
-        if who is not child:
+        name = next((n for n, c in kids.items() if c is who), None)
+        if name is None:
             return
         if ev.get("event") == "exit":
-            exited.append(ev["code"])
+            exited.add(name)
         else:
-            evs.append(ev)
+            evs[name].append(ev)
 
+    on = (["taskset", "-c", ",".join(str(c) for c in sorted(cpus))]
+          if cpus is not None and _TASKSET else [])
     try:
+        for name, argv in progs:
+            child = sup.start(name, [*on, *argv], role="perf")
+            kids[name] = child
+            if cpus is not None:
+                pin_threads([child.pid], cpus)
+            if sample:
+                samplers[name] = CpuSampler(child.pid)
+                samplers[name].start()
         try:
-            ok = sup.wait_until(lambda: bool(exited), timeout, take, watch=[child],
-                                poll=timeout)
+            ok = sup.wait_until(lambda: len(exited) == len(kids), timeout, take,
+                                watch=list(kids.values()), poll=1.0)
         except ChildExited as e:
-            raise PerfError(f"{name} exited with {e.code}: {child.last_error()}") from None
+            raise PerfError(f"{e.child.name} exited with {e.code}: {e.child.last_error()}") \
+                from None
         if not ok:
-            sup.stop(child)
-            raise PerfError(f"{name} did not finish within {timeout:.0f} s "
-                            f"(log: {child.log_path})")
-        return evs
+            where = (f"log: {next(iter(kids.values())).log_path}" if len(kids) == 1
+                     else f"logs: {sup.log_dir}")
+            raise PerfError(f"{' and '.join(kids)} did not finish within {timeout:.0f} s "
+                            f"({where})")
+        return evs, samplers
     finally:
-        if sampler is not None:
-            sampler.halt.set()
-            sampler.join()
+        for sm in samplers.values():
+            sm.halt.set()
+            sm.join()
+        for child in kids.values():
+            if child.alive():
+                sup.stop(child)
 
 
 def _run_together(sup: Supervisor, consumer: tuple[str, list[str]], producer: tuple[str, list[str]],
@@ -286,44 +312,26 @@ def _faults(sampler: CpuSampler, count: int, first: int, last: int) -> float:
     return sampler.faults_between(first, last) / max(1, count - 1)
 
 
-class Pinner(threading.Thread):
-    """Keeps every thread of some processes on a set of CPUs: the threads there now at once,
-    and each new one as it appears (every ``every`` s; a thread starts where its creator runs,
-    so most are born there already). ``release()`` stops it and, with ``to``, moves the threads
-    there (the broker, back to every CPU)."""
-
-    def __init__(self, pids: list[int], cpus: set[int], every: float = 0.02):
-        super().__init__(daemon=True, name="pinner")
-        self.pids, self.cpus, self.every = pids, cpus, every
-        self.done: set[int] = set()
-        self.halt = threading.Event()
-        self.sweep()
-
-    def sweep(self, cpus: set[int] | None = None, again: bool = False) -> None:
-        for pid in self.pids:
+def pin_threads(pids: list[int], cpus: set[int]) -> None:
+    """Every thread of these processes onto ``cpus``. A thread starts with its creator's CPUs,
+    so once every thread is there the ones started later are too; the threads are listed again
+    until a pass finds no new one (one could have been started by a thread not yet moved)."""
+    done: set[int] = set()
+    while True:
+        new = []
+        for pid in pids:
             try:
-                tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+                new += [int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) not in done]
             except OSError:
-                continue
-            for tid in tids:
-                if tid in self.done and not again:
-                    continue
-                try:
-                    os.sched_setaffinity(tid, cpus or self.cpus)
-                except OSError:
-                    pass  # it ended meanwhile
-                self.done.add(tid)
-
-    def run(self) -> None:
-        while not self.halt.wait(self.every):
-            self.sweep()
-
-    def release(self, to: set[int] | None = None) -> None:
-        self.halt.set()
-        if self.is_alive():
-            self.join()
-        if to is not None:
-            self.sweep(to, again=True)
+                continue  # it ended
+        if not new:
+            return
+        for tid in new:
+            try:
+                os.sched_setaffinity(tid, cpus)
+            except OSError:
+                pass  # it ended meanwhile
+            done.add(tid)
 
 
 def _client_argvs(broker, r: clients.Resolved, q: str, count: int, size: int, prec: Path,
@@ -335,14 +343,14 @@ def _client_argvs(broker, r: clients.Resolved, q: str, count: int, size: int, pr
             options.command(r, "consumer", common + ["--records", str(crec)]))
 
 
-def _client_rates(r: clients.Resolved, count: int, prec: Path, crec: Path,
-                  send_events: list[dict], cpu: CpuSampler | None = None,
-                  skip: int = 0) -> Sample:
-    """The client's sample from its records (the CPU only with ``cpu``). ActiveMQ's CLI
+def _client_rates(r: clients.Resolved, count: int, times: tuple[list[int], int], crec: Path,
+                  cpu: CpuSampler | None = None, skip: int = 0) -> Sample:
+    """The client's sample from its records (``times``: _client_send_times of its producer's;
+    the CPU only with ``cpu``). ActiveMQ's CLI
     producer times itself to its last send call (its asynchronous sends return before the
     broker has the message), hence ``send_like_cli``. Message SKIP is the SKIP-th of the
     records' times in order, as the loops count it."""
-    calls, confirmed = _client_send_times(prec, send_events)
+    calls, confirmed = times
     got = measure.read_consumer_records(crec)
     if len(got) != count:
         raise PerfError(f"client {r.label} received {len(got)} of {count}")
@@ -368,14 +376,14 @@ def _client_send_times(prec: Path, send_events: list[dict]) -> tuple[list[int], 
     return calls, max(confirmed, calls[-1])
 
 
-def _client_send_cpu_window(r: clients.Resolved, count: int, skip: int, prec: Path,
-                            send_events: list[dict]) -> tuple[int, int, int]:
+def _client_send_cpu_window(r: clients.Resolved, count: int, skip: int, calls: list[int],
+                            confirmed: int) -> tuple[int, int, int]:
     """The span of the client's timed send whose CPU counts: (from, to, messages). A producer
     whose send calls write before they return (timed from a mark) has done its sending at its
     last call, and then waits for the receipt; the harness reads the burst line that confirms
     it a few ms later, while the producer already disconnects and writes its records (work a
-    loop does not do, and not sending). A stompjs send, timed whole, runs to the confirmation."""
-    calls, confirmed = _client_send_times(prec, send_events)
+    loop does not do, and not sending). A stompjs send, timed whole, runs to the confirmation.
+    ``calls`` and ``confirmed``: _client_send_times."""
     if send_timed_from_mark(r):
         return calls[skip], calls[-1], count - skip
     return calls[0], confirmed, count
@@ -390,7 +398,7 @@ def client_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: st
     sent_evs = _run_to_end(sup, f"client-send-{tag}", send, 600)
     cpu: list[CpuSampler] = []
     _run_to_end(sup, f"client-recv-{tag}", recv, 600, cpu)
-    return _client_rates(r, count, prec, crec, sent_evs, cpu[0], skip)
+    return _client_rates(r, count, _client_send_times(prec, sent_evs), crec, cpu[0], skip)
 
 
 def client_pair_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str,
@@ -403,61 +411,7 @@ def client_pair_once(sup, broker, r: clients.Resolved, count: int, size: int, ta
     cname, pname = f"pair-recv-{tag}", f"pair-send-{tag}"
     evs = _run_together(sup, (cname, recv), (pname, send),
                         lambda c, e: any(x.get("event") == "ready" for x in e), 600)
-    return _client_rates(r, count, prec, crec, evs[pname])
-
-
-def _run_side_by_side(sup: Supervisor, progs: list[tuple[str, list[str]]], cpus: set[int],
-                      timeout: float) -> tuple[dict[str, dict], dict[str, CpuSampler]]:
-    """Start the programs one after the other, each on ``cpus`` from its start (under
-    ``taskset``, so that a runtime that sizes itself by the CPUs it may use sees them: a JVM on
-    one CPU picks the collector and the threads it would pick in a one-CPU container, where one
-    started on two and moved spends its two collector threads' spinning on one) and its CPU
-    sampled, and wait until all have exited 0: the last line of each, and its sampler."""
-    kids: dict[str, object] = {}
-    samplers: dict[str, CpuSampler] = {}
-    pinners: list[Pinner] = []
-    last: dict[str, dict] = {}
-    exited: set[str] = set()
-
-    def take(who, ev: dict) -> None:
-        name = next((n for n, c in kids.items() if c is who), None)
-        if name is None:
-            return
-        if ev.get("event") == "exit":
-            exited.add(name)
-        else:
-            last[name] = ev
-            if ev.get("event") == "burst":  # a client producer's confirmation: keep it
-                last[f"{name}:burst"] = ev
-
-    try:
-        on = ["taskset", "-c", ",".join(str(c) for c in sorted(cpus))] if _TASKSET else []
-        for name, argv in progs:
-            child = sup.start(name, [*on, *argv], role="perf")
-            kids[name] = child
-            pinners.append(Pinner([child.pid], cpus))
-            pinners[-1].start()
-            samplers[name] = CpuSampler(child.pid)
-            samplers[name].start()
-        try:
-            ok = sup.wait_until(lambda: len(exited) == len(kids), timeout, take,
-                                watch=list(kids.values()), poll=1.0)
-        except ChildExited as e:
-            raise PerfError(f"{e.child.name} exited with {e.code}: {e.child.last_error()}") \
-                from None
-        if not ok:
-            raise PerfError(f"{' and '.join(kids)} did not finish within {timeout:.0f} s "
-                            f"(logs: {sup.log_dir})")
-        return last, samplers
-    finally:
-        for p in pinners:
-            p.release()
-        for sm in samplers.values():
-            sm.halt.set()
-            sm.join()
-        for child in kids.values():
-            if child.alive():
-                sup.stop(child)
+    return _client_rates(r, count, _client_send_times(prec, evs[pname]), crec)
 
 
 class OneCpu(NamedTuple):
@@ -489,17 +443,17 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
     def order(a, b):
         return [a, b] if loop_first else [b, a]
 
-    sent, s_cpu = _run_side_by_side(sup, order(
-        (ls, [*send_argv, url, ql, str(count), str(size), str(skip)]), (cs, c_send)), cpus, 600)
-    got, r_cpu = _run_side_by_side(sup, order(
-        (lr, [*recv_argv, url, ql, str(count), str(skip)]), (cr, c_recv)), cpus, 600)
-    loop = _loop_sample(r, count, skip, sent[ls], got[lr], r_cpu[lr])
-    c_events = [sent[k] for k in (f"{cs}:burst",) if k in sent]
-    client = _client_rates(r, count, prec, crec, c_events, r_cpu[cr], skip)
+    sent, s_cpu = _run_all(sup, order(
+        (ls, [*send_argv, url, ql, str(count), str(size), str(skip)]), (cs, c_send)), 600, cpus)
+    got, r_cpu = _run_all(sup, order(
+        (lr, [*recv_argv, url, ql, str(count), str(skip)]), (cr, c_recv)), 600, cpus)
+    loop = _loop_sample(r, count, skip, sent[ls][-1], got[lr][-1], r_cpu[lr])
+    times = _client_send_times(prec, sent[cs])
+    client = _client_rates(r, count, times, crec, r_cpu[cr], skip)
     out = []
     for smp, sampler, window in (
-            (loop, s_cpu[ls], _loop_send_window(r, count, skip, sent[ls])),
-            (client, s_cpu[cs], _client_send_cpu_window(r, count, skip, prec, c_events))):
+            (loop, s_cpu[ls], _loop_send_window(r, count, skip, sent[ls][-1])),
+            (client, s_cpu[cs], _client_send_cpu_window(r, count, skip, *times))):
         t0, t1, n = window
         out.append(OneCpu(sampler.cpu_between(t0, t1) / 1000 / n, smp.cpu_us, smp.send,
                           smp.recv, smp.faults))
@@ -576,8 +530,7 @@ def _one_cpu_rounds(sup, broker, r: clients.Resolved, count: int, size: int, wor
     if not rounds:
         return []
     got = []
-    pin = Pinner([broker.child.pid], {cpus[-1]}, every=0.2)
-    pin.start()
+    pin_threads([broker.child.pid], {cpus[-1]})
     try:
         for i in range(rounds + 1):
             tag = f"{r.client.name}-{size}-{i}"
@@ -586,21 +539,23 @@ def _one_cpu_rounds(sup, broker, r: clients.Resolved, count: int, size: int, wor
             if i:
                 got.append(pair)
     finally:
-        pin.release(to=set(cpus))
+        pin_threads([broker.child.pid], set(cpus))
     return got
 
 
 def _one_cpu_summary(one: list[tuple[OneCpu, OneCpu]], role: str) -> dict:
     """CPU per message of loop and client in the one-CPU rounds, and loop / client round by
     round with its confidence interval (>= 0.95: the client's code costs at most 5% more)."""
-    k = 0 if role == "send" else 1
+    cpu, rate = ("send_cpu_us", "send") if role == "send" else ("recv_cpu_us", "recv")
+    k = OneCpu._fields.index(cpu)
     loops, mine = [x[0] for x in one], [x[1] for x in one]
-    d = {"cpu_us_per_msg": {"loop": _spread([x[k] for x in loops]),
-                            "client": _spread([x[k] for x in mine])},
+    d = {"cpu_us_per_msg": {"loop": _spread([getattr(x, cpu) for x in loops]),
+                            "client": _spread([getattr(x, cpu) for x in mine])},
          "ratio": _paired(loops, mine, k),
-         "rates": {"loop": _spread([x[k + 2] for x in loops]),
-                   "client": _spread([x[k + 2] for x in mine])},
-         "rounds": {"loop": [x[k] for x in loops], "client": [x[k] for x in mine]}}
+         "rates": {"loop": _spread([getattr(x, rate) for x in loops]),
+                   "client": _spread([getattr(x, rate) for x in mine])},
+         "rounds": {"loop": [getattr(x, cpu) for x in loops],
+                    "client": [getattr(x, cpu) for x in mine]}}
     if role == "recv":
         d["faults_per_msg"] = {"loop": _spread([x.recv_faults for x in loops]),
                                "client": _spread([x.recv_faults for x in mine])}
@@ -890,6 +845,15 @@ def _ci(sp: dict | None) -> str:
             f"target {verdict(ci, TARGET)}")
 
 
+def _cpu_line(label: str, role: str, loop: dict, client: dict, ratio: dict) -> str:
+    """A row's line of CPU µs per message: loop, client, loop / client and its verdict."""
+    return (f"{label:<22}{role:<5}"
+            f"{loop['median']:>10.2f} ({loop['min']:.2f}-{loop['max']:.2f})".ljust(58)
+            + f"{client['median']:>10.2f} ({client['min']:.2f}-{client['max']:.2f})".ljust(30)
+            + f"{ratio['median']:>7.2f} ({ratio['min']:.2f}-{ratio['max']:.2f})"
+            + ("" if ratio["median"] >= TARGET else "  < 0.95") + _ci(ratio))
+
+
 def format_row(row: dict) -> str:
     lines = []
     for role in ("send", "recv"):
@@ -905,20 +869,11 @@ def format_row(row: dict) -> str:
         )
         if "cpu_us_per_msg" in d:
             c = d["cpu_us_per_msg"]
-            cl_, cc, rs = c["loop"], c["client"], c["ratio"]
-            lines.append(f"{'  CPU us/msg':<22}{role:<5}"
-                         f"{cl_['median']:>10.2f} ({cl_['min']:.2f}-{cl_['max']:.2f})".ljust(58)
-                         + f"{cc['median']:>10.2f} ({cc['min']:.2f}-{cc['max']:.2f})".ljust(30)
-                         + f"{rs['median']:>7.2f} ({rs['min']:.2f}-{rs['max']:.2f})"
-                         + ("" if rs["median"] >= TARGET else "  < 0.95") + _ci(rs))
+            lines.append(_cpu_line("  CPU us/msg", role, c["loop"], c["client"], c["ratio"]))
         if "one_cpu" in d:
             o = d["one_cpu"]
-            cl_, cc, rs = o["cpu_us_per_msg"]["loop"], o["cpu_us_per_msg"]["client"], o["ratio"]
-            lines.append(f"{'  1 CPU, CPU us/msg':<22}{role:<5}"
-                         f"{cl_['median']:>10.2f} ({cl_['min']:.2f}-{cl_['max']:.2f})".ljust(58)
-                         + f"{cc['median']:>10.2f} ({cc['min']:.2f}-{cc['max']:.2f})".ljust(30)
-                         + f"{rs['median']:>7.2f} ({rs['min']:.2f}-{rs['max']:.2f})"
-                         + ("" if rs["median"] >= TARGET else "  < 0.95") + _ci(rs))
+            lines.append(_cpu_line("  1 CPU, CPU us/msg", role, o["cpu_us_per_msg"]["loop"],
+                                   o["cpu_us_per_msg"]["client"], o["ratio"]))
         if "faults_per_msg" in d:
             fl, fc = d["faults_per_msg"]["loop"], d["faults_per_msg"]["client"]
             lines.append(f"{'  page faults/msg':<22}{role:<5}"

@@ -97,14 +97,8 @@ my ($heads, $bodies) = ('', '');
 my $SIZE = $o->{size};
 my $FILL = $SIZE > 256 ? 'x' x ($SIZE - 6) : undef;
 my $expected = $o->{count} * $o->{bursts};
-if ($expected > 0) {
-    my $max = 256 << 20;
-    my $b = $expected * ($SIZE <= 256 ? $SIZE : 6);
-    $bodies = "\0" x ($b < $max ? $b : $max);
-    my $hb = $expected * 128;    # a line is about 100 bytes
-    $heads = "\0" x ($hb < $max ? $hb : $max);
-    ($heads, $bodies) = ('', '');    # (assigning '' keeps a string's memory)
-}
+presize(\$heads, $expected * 128);    # a line is about 100 bytes
+presize(\$bodies, $expected * ($SIZE <= 256 ? $SIZE : 6));
 
 # What the records need of a body: its length, CRC-32 and first 6 bytes.
 sub body_facts { (length $_[0], Compress::Raw::Zlib::crc32($_[0]), substr($_[0], 0, 6)) }
@@ -179,7 +173,9 @@ sub make_records {
         # the body's length is the line's last field (a tab inside a header value only adds
         # fields before it): a kept body's bytes follow in $bodies; a checked one's first 6
         # bytes, the filler after them; a summarised one's CRC-32 and first 6 bytes
-        my $n = substr($l, rindex($l, "\t") + 1);
+        my $tab = rindex($l, "\t");
+        my $n = substr($l, $tab + 1);
+        substr($l, $tab) = '';
         if (substr($n, 0, 1) eq '=') {
             ($len, $crc, $b6) = body_facts(substr($bodies, $pos, 6) . $FILL);
             $pos += 6;
@@ -190,7 +186,6 @@ sub make_records {
             ($len, $crc, $b6) = (-$n, unpack('N a6', substr($bodies, $pos, 10)));
             $pos += 10;
         }
-        substr($l, rindex($l, "\t")) = '';
         my ($t, $p, $sq, $bu, $sn, $rd, $de, $nonce, $hcrc, $more) = split /\t/, $l, 10;
         my $line = "$p\t$sq\t$bu\t$sn";
         unless (!defined $more && defined $hcrc

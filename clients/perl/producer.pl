@@ -31,13 +31,7 @@ my $filler = $size > 6 ? 'x' x ($size - 6) : '';
 
 my $sent_total = 0;
 my $rec = '';                  # records, written at stop
-unless ($duration_ns) {
-    # sized and touched now, for --count x --bursts lines of about 48 bytes (at most 64 MiB):
-    # fresh memory in the timed messages is page faults, 3-6 µs each on the bench's VM
-    my $b = $count * $o->{bursts} * 48;
-    $rec = "\0" x ($b < (64 << 20) ? $b : (64 << 20));
-    $rec = '';                 # (assigning '' keeps a string's memory)
-}
+presize(\$rec, $count * $o->{bursts} * 48, 64 << 20) unless $duration_ns;    # lines of ~48 B
 my $next_tick = Common::now_ns() + 1000000000;
 my ($tx_open, $tx_seq) = (0, 0);
 my $unconfirmed;               # a burst sent but not yet confirmed: [burst, sent, first, last]
