@@ -100,9 +100,58 @@ def test_a_burst_too_large_for_the_brokers_queue_memory_is_refused_before_anythi
     from burstbench.measure import perf
 
     monkeypatch.setattr(perf.results.paths, "RESULTS", tmp_path)
-    with pytest.raises(perf.PerfError, match=r"at most 241,398 at 1024 B"):
-        perf.run(["openwire-jms"], [1024], {1024: 1000}, 1, counts_jvm={1024: 400000})
+    with pytest.raises(perf.PerfError, match=r"at most 482,797 at 1024 B"):
+        perf.run(["openwire-jms"], [1024], {1024: 1000}, 1, counts_jvm={1024: 500000})
+    # a JVM's one-CPU rounds run longer: their count is checked too, and only with them
+    with pytest.raises(perf.PerfError, match=r"^500,000 messages of 1024 B"):
+        perf.run(["openwire-jms"], [1024], {1024: 1000}, 1, counts_jvm={1024: 1000},
+                 one_cpu_rounds=1, counts_jvm_one_cpu={1024: 500000})
     assert not list(tmp_path.iterdir())  # no run was started
+
+
+def test_a_jvms_one_cpu_rounds_add_warm_up_and_keep_the_timed_messages():
+    """Two JVMs and their compilers share the one CPU: a JVM's one-CPU rounds run
+    --count-jvm-one-cpu messages, the extra all warm-up; other clients' are the two-CPU ones."""
+    from burstbench import clients
+    from burstbench.measure.perf import one_cpu_count
+
+    jms, perl = clients.resolve("openwire-jms"), clients.resolve("net-stomp")
+    assert one_cpu_count(jms, 6, 400_000, 200_000, {6: 800_000}) == (800_000, 600_000)
+    assert one_cpu_count(jms, 6, 400_000, 200_000, None) == (400_000, 200_000)
+    assert one_cpu_count(jms, 6, 400_000, 200_000, {6: 1000}) == (400_000, 200_000)  # never less
+    assert one_cpu_count(perl, 6, 100_000, 50_000, {6: 800_000}) == (100_000, 50_000)
+
+
+def test_the_jit_share_is_the_cpu_of_threads_named_as_hotspots_compilers():
+    """A real process with a thread named as HotSpot names a C2 compiler thread, spinning, and
+    its main thread spinning as long: the sampler gives the compiler about half of the CPU;
+    a process without such threads gets 0."""
+    import subprocess
+    import sys
+
+    from burstbench.measure.perf import CpuSampler
+
+    code = ("import ctypes, threading, time\n"
+            "libc = ctypes.CDLL(None)\n"
+            "def spin(name):\n"
+            "    if name: libc.prctl(15, name, 0, 0, 0)\n"  # PR_SET_NAME
+            "    end = time.thread_time() + 0.4\n"
+            "    while time.thread_time() < end: pass\n"
+            "t = threading.Thread(target=spin, args=(b'C2 CompilerThread0',)); t.start()\n"
+            "t.join(); spin(None)\n")
+    for named in (True, False):
+        p = subprocess.Popen([sys.executable, "-c",
+                              code if named else code.replace("C2 Compiler", "Worker")])
+        s = CpuSampler(p.pid, every=0.002)
+        s.start()
+        try:
+            assert p.wait(timeout=30) == 0
+        finally:
+            s.halt.set()
+            s.join()
+        t0, t1 = s.samples[0][0], s.samples[-1][0]
+        share = s.jit_share(t0, t1)
+        assert (0.3 < share < 0.7) if named else share == 0, (named, share)
 
 
 def test_hostspeed_prints_a_median_per_second_per_cpu_and_refuses_bad_input():
@@ -191,7 +240,24 @@ def test_a_one_cpu_row_prints_cpu_per_message_and_its_verdict():
     for role, o in (("send", send), ("recv", recv)):
         row[role] = {"loop": spread, "client": spread, "ratio": 1.0, "one_cpu": o}
     lines = format_row(row).splitlines()
-    assert len(lines) == 4
+    assert len(lines) == 4  # no JIT line: a process without compiler threads
     assert lines[1].lstrip().startswith("1 CPU, CPU us/msg") and "send" in lines[1]
     assert "10.00" in lines[1] and "10.20" in lines[1] and lines[1].endswith("target met")
     assert "20.50" in lines[3] and "0.98 (0.80-0.98)" in lines[3]
+
+
+def test_a_jvms_one_cpu_row_prints_the_share_of_its_jit():
+    from burstbench.measure.perf import OneCpu, _one_cpu_summary, format_row
+
+    one = [(OneCpu(5.0, 8.0, 1, 1, 0.0, 0.0, 0.01), OneCpu(5.1, 8.2, 1, 1, 0.0, 0.0, 0.25))
+           for _ in range(5)]
+    spread = {"median": 1.0, "min": 1.0, "max": 1.0}
+    row = {"client": "openwire-jms", "size": 6}
+    for role in ("send", "recv"):
+        row[role] = {"loop": spread, "client": spread, "ratio": 1.0,
+                     "one_cpu": _one_cpu_summary(one, role)}
+    lines = format_row(row).splitlines()
+    assert len(lines) == 5  # the send has no JIT line (0 on both sides), the receive has one
+    jit = lines[4]
+    assert jit.lstrip().startswith("1 CPU, JIT share") and "recv" in jit
+    assert "1.0%" in jit and "25.0%" in jit

@@ -60,12 +60,12 @@ def test_the_clients_window_starts_at_the_skip_th_record_in_time_order(tmp_path)
     r = clients.resolve("stomp-py")
     times = perf._client_send_times(prec, confirmed)
     got = perf._client_rates(r, 10, times, crec, None, skip=5)
-    send, recv_rate, send_like_cli, cpu, whole, faults = got
+    send, recv_rate, send_like_cli, cpu, whole, faults, jit = got
     assert send == pytest.approx(1000.0)        # 5 messages from 50 ms to 55 ms
     assert recv_rate == pytest.approx(1000.0)   # 4 intervals of 1 ms after message 5
     assert whole == pytest.approx(10 / 0.054)    # first to last arrival, warm-up included
     assert send_like_cli == pytest.approx(10 / 0.054)  # all of them, to the last send call
-    assert math.isnan(cpu) and math.isnan(faults)  # no sampler
+    assert math.isnan(cpu) and math.isnan(faults) and math.isnan(jit)  # no sampler
     # timed from the first message instead, the warm-up is in the figure
     assert perf._client_rates(r, 10, times, crec, None, skip=0)[1] == pytest.approx(
         9 / 0.054)
@@ -184,6 +184,9 @@ def test_one_cpu_rounds_run_loop_and_client_together_on_one_cpu(tmp_path, monkey
         assert 0 < o["cpu_us_per_msg"]["loop"]["median"] < 10_000
         assert 0 < o["cpu_us_per_msg"]["client"]["median"] < 10_000
         assert o["ratio"]["median"] > 0 and o["rates"]["client"]["median"] > 0
+        # Perl has no JIT compiler threads: none of its CPU is a compiler's
+        assert o["jit_share"]["loop"]["max"] == 0 and o["jit_share"]["client"]["max"] == 0
+    assert "one_cpu_count" in row and row["one_cpu_count"] == row["count"]  # not a JVM
     # two ABAB rounds (warm-up + 1) sample a consumer each, unpinned: 4; two one-CPU rounds
     # sample 4 processes each, pinned: 8
     assert seen.count(set(cpus)) == 4 and seen.count({cpus[0]}) == 8, seen

@@ -79,7 +79,9 @@ class CpuSampler(threading.Thread):
         super().__init__(daemon=True, name=f"cpu-{pid}")
         self.path, self.every = f"/proc/{pid}/stat", every
         self.clock = process_cpu_clock(pid)
-        self.samples: list[tuple[int, float, float]] = []  # (epoch ns, CPU ns, minor faults)
+        self.jit = JitThreads(pid)
+        # (epoch ns, CPU ns, minor faults, CPU ns of its JIT compiler threads)
+        self.samples: list[tuple[int, float, float, float]] = []
         self.halt = threading.Event()
 
     def run(self) -> None:
@@ -94,7 +96,7 @@ class CpuSampler(threading.Thread):
             except (OSError, IndexError):
                 return
             # fields[0] is the state (field 3): minflt is field 10, utime and stime 14 and 15
-            self.samples.append((time.time_ns(), cpu, float(fields[7])))
+            self.samples.append((time.time_ns(), cpu, float(fields[7]), self.jit.cpu_ns()))
             self.halt.wait(self.every)
 
     def cpu_between(self, first_ns: int, last_ns: int) -> float:
@@ -108,11 +110,68 @@ class CpuSampler(threading.Thread):
         """Minor page faults from first_ns to last_ns, as cpu_between."""
         return self._between(first_ns, last_ns, 2)
 
+    def jit_share(self, first_ns: int, last_ns: int) -> float:
+        """The share of the CPU from first_ns to last_ns that its JIT compiler threads spent
+        (0 for a process without them; nan as cpu_between)."""
+        cpu = self.cpu_between(first_ns, last_ns)
+        return self._between(first_ns, last_ns, 3) / cpu if cpu > 0 else math.nan
+
     def _between(self, first_ns: int, last_ns: int, k: int) -> float:
         s = self.samples
         if len(s) < 2 or s[0][0] > first_ns or s[-1][0] < last_ns - 25_000_000:
             return math.nan
         return _interp(s, last_ns, k) - _interp(s, first_ns, k)
+
+
+# HotSpot names its compiler threads so (/proc shows the first 15 characters of a name)
+_JIT_THREADS = (b"C1 CompilerThre", b"C2 CompilerThre")
+
+
+class JitThreads:
+    """The CPU time a JVM's JIT compiler threads have spent, in ns, from each one's
+    /proc/PID/task/TID/schedstat (the kernel lets no other process read a thread's CPU clock,
+    only a whole process's). A fresh JVM compiles for its first few
+    hundred thousand messages, on a CPU it shares in the one-CPU rounds, so a window that still
+    holds compilation measures the compiler, not the code: this tells how much it held. A
+    compiler thread that ends keeps the time last read (HotSpot starts and stops them as its
+    queue grows and shrinks)."""
+
+    def __init__(self, pid: int):
+        self.pid, self.tasks = pid, f"/proc/{pid}/task"
+        self.kinds: dict[int, bool] = {}  # tid: whether it is a compiler thread still running
+        self.spent: dict[int, int] = {}   # compiler tid: CPU ns last read
+
+    def cpu_ns(self) -> float:
+        try:
+            tids = os.listdir(self.tasks)
+        except OSError:
+            tids = []
+        for t in tids:
+            tid = int(t)
+            if tid not in self.kinds:
+                try:
+                    with open(f"{self.tasks}/{t}/comm", "rb") as f:
+                        comm = f.read()
+                except OSError:
+                    continue
+                if tid != self.pid and comm == self._own_comm():
+                    continue  # a new thread has its creator's name until it names itself
+                self.kinds[tid] = comm.startswith(_JIT_THREADS)
+        for tid, jit in self.kinds.items():
+            if jit:
+                try:
+                    with open(f"{self.tasks}/{tid}/schedstat", "rb") as f:
+                        self.spent[tid] = int(f.read().split()[0])
+                except (OSError, IndexError, ValueError):
+                    self.kinds[tid] = False  # it ended: its time stays as last read
+        return float(sum(self.spent.values()))
+
+    def _own_comm(self) -> bytes:
+        try:
+            with open(f"/proc/{self.pid}/comm", "rb") as f:
+                return f.read()
+        except OSError:
+            return b""
 
 
 def _interp(s: list[tuple], t: int, k: int = 1) -> float:
@@ -231,6 +290,7 @@ class Sample(NamedTuple):
     cpu_us: float        # the consumer's CPU µs per message after the warm-up
     recv_whole: float    # msg/s of the whole drain, first to last arrival
     faults: float = math.nan  # the consumer's minor page faults per message after the warm-up
+    jit: float = math.nan     # the share of the consumer's CPU after the warm-up its JIT took
 
 
 def _rate(n: int, first: int, last: int) -> float:
@@ -298,6 +358,7 @@ def _loop_sample(r: clients.Resolved, count: int, skip: int, s: dict, rcv: dict,
         _cpu_us(cpu, count - skip, mark, last),
         _rate(count, first, last),
         _faults(cpu, count - skip, mark, last),
+        cpu.jit_share(mark, last),
     )
 
 
@@ -364,6 +425,7 @@ def _client_rates(r: clients.Resolved, count: int, times: tuple[list[int], int],
         _cpu_us(cpu, count - skip, mark, r1) if cpu is not None else math.nan,
         _rate(count, r0, r1),
         _faults(cpu, count - skip, mark, r1) if cpu is not None else math.nan,
+        cpu.jit_share(mark, r1) if cpu is not None else math.nan,
     )
 
 
@@ -423,6 +485,8 @@ class OneCpu(NamedTuple):
     send: float          # msg/s while sharing the CPU
     recv: float
     recv_faults: float   # the consumer's minor page faults per timed message
+    send_jit: float = math.nan  # the share of the producer's timed CPU its JIT compiler took
+    recv_jit: float = math.nan  # the consumer's, as send_jit
 
 
 def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str, work: Path,
@@ -456,7 +520,7 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
             (client, s_cpu[cs], _client_send_cpu_window(r, count, skip, *times))):
         t0, t1, n = window
         out.append(OneCpu(sampler.cpu_between(t0, t1) / 1000 / n, smp.cpu_us, smp.send,
-                          smp.recv, smp.faults))
+                          smp.recv, smp.faults, sampler.jit_share(t0, t1), smp.jit))
     return out[0], out[1]
 
 
@@ -559,6 +623,9 @@ def _one_cpu_summary(one: list[tuple[OneCpu, OneCpu]], role: str) -> dict:
     if role == "recv":
         d["faults_per_msg"] = {"loop": _spread([x.recv_faults for x in loops]),
                                "client": _spread([x.recv_faults for x in mine])}
+    jit = "send_jit" if role == "send" else "recv_jit"
+    d["jit_share"] = {"loop": _spread([getattr(x, jit) for x in loops]),
+                      "client": _spread([getattr(x, jit) for x in mine])}
     return d
 
 
@@ -619,8 +686,10 @@ def _paired(a: list[tuple], b: list[tuple], idx: int) -> dict:
 # The perf broker holds each sample's burst in one queue before the drain: its memory limit,
 # and what a message counts there beside its body (ActiveMQ's minimum message size, 1,024 B,
 # and the six bench properties marshalled). A Java loop's 400,000 1 KiB messages stopped near
-# 250,000, held by producer flow control.
-_QUEUE_MEMORY = 512 << 20
+# 250,000 at 512 MB, held by producer flow control. A one-CPU round fills two queues at once,
+# a JVM's with up to 800,000 messages at 6 B each: the broker's heap and its memory limit
+# hold two full ones.
+_QUEUE_MEMORY = 1 << 30
 _BROKER_BYTES_PER_MSG = 1200
 
 
@@ -631,11 +700,24 @@ def _count(r: clients.Resolved, size: int, counts: dict[int, int],
     return (counts_jvm if jvm and counts_jvm else counts).get(size, 50000)
 
 
+def one_cpu_count(r: clients.Resolved, size: int, count: int, skip: int,
+                  counts_jvm_one_cpu: dict[int, int] | None) -> tuple[int, int]:
+    """(messages, warm-up) of a one-CPU round. A JVM client's run longer, the extra all
+    warm-up, so the timed messages stay ``count - skip``: two JVMs and their compiler threads
+    share one CPU there, and a JVM that compiled through the first half of its 400,000
+    messages on two CPUs still compiled in its timed half on one (its JIT threads took
+    0.6-0.8 s of the 2.2 s CPU of a timed window in 3 rounds of 5; docs/perf.md)."""
+    if r.client.language != "java" or not counts_jvm_one_cpu:
+        return count, skip
+    total = max(count, counts_jvm_one_cpu.get(size, count))
+    return total, total - (count - skip)
+
+
 def run(
     specs: list[str], sizes: list[int], counts: dict[int, int], rounds: int, out=sys.stdout,
     optimized_dispatch: bool = False, counts_jvm: dict[int, int] | None = None,
     with_cli: bool = True, warmup: float = 0.5, with_tuned: bool = True,
-    one_cpu_rounds: int = 0,
+    one_cpu_rounds: int = 0, counts_jvm_one_cpu: dict[int, int] | None = None,
 ) -> dict:
     resolved = [clients.resolve(s) for s in specs]
     cpus = sorted(os.sched_getaffinity(0))
@@ -656,14 +738,16 @@ def run(
             raise PerfError(tuned.client.missing())
         for size in sizes:
             count = _count(r, size, counts, counts_jvm)
+            if one_cpu_rounds:
+                count = max(count, one_cpu_count(r, size, count, 0, counts_jvm_one_cpu)[0])
             if count * (size + _BROKER_BYTES_PER_MSG) > _QUEUE_MEMORY:
                 most = _QUEUE_MEMORY // (size + _BROKER_BYTES_PER_MSG)
                 raise PerfError(
                     f"{count:,} messages of {size} B do not fit in the perf broker's queue memory "
                     f"({_QUEUE_MEMORY >> 20} MB at about {_BROKER_BYTES_PER_MSG} B a message "
                     f"beside its body): flow control would hold the producer until the sample "
-                    f"timed out; at most {most:,} at {size} B (--count, or --count-jvm for Java, "
-                    f"which are halved at 1 KiB)")
+                    f"timed out; at most {most:,} at {size} B (--count, or --count-jvm and "
+                    f"--count-jvm-one-cpu for Java, all halved at 1 KiB)")
     run_dir = results.Run(results.new_run_id("perf-clients"), sys.argv)
     table = []
     with tempfile.TemporaryDirectory(prefix="burstbench-perf-") as tmp:
@@ -672,8 +756,8 @@ def run(
             broker = brokers.start(
                 sup,
                 brokers.BrokerSpec(
-                    name="perf", heap="2g", queue_memory_limit=f"{_QUEUE_MEMORY >> 20}mb",
-                    memory_limit="1gb",
+                    name="perf", heap="6g", queue_memory_limit=f"{_QUEUE_MEMORY >> 20}mb",
+                    memory_limit=f"{(2 * _QUEUE_MEMORY + (512 << 20)) >> 20}mb",
                     optimized_dispatch=optimized_dispatch,
                 ),
                 work,
@@ -711,10 +795,14 @@ def run(
                             continue  # warm-up round: broker and JIT settle
                         for k, v in got.items():
                             samples[k].append(v)
-                    one = _one_cpu_rounds(sup, broker, r, count, size, work, skip,
+                    one_count, one_skip = one_cpu_count(r, size, count, skip,
+                                                        counts_jvm_one_cpu)
+                    one = _one_cpu_rounds(sup, broker, r, one_count, size, work, one_skip,
                                           one_cpu_rounds, cpus)
                     row = {"client": r.label, "size": size, "count": count, "skip": skip,
                            "send_timed_from_mark": send_timed_from_mark(r)}
+                    if one:
+                        row["one_cpu_count"], row["one_cpu_skip"] = one_count, one_skip
                     for role, idx in (("send", 0), ("recv", 1)):
                         lo = _spread([s[idx] for s in samples["loop"]])
                         cl = _spread([s[idx] for s in samples["client"]])
@@ -772,6 +860,8 @@ def run(
         "tuned": with_tuned,
         "counts": {str(k): v for k, v in counts.items()},
         "counts_jvm": {str(k): v for k, v in (counts_jvm or counts).items()},
+        "counts_jvm_one_cpu": ({str(k): v for k, v in counts_jvm_one_cpu.items()}
+                               if counts_jvm_one_cpu and one_cpu_rounds else None),
         "table": table,
         "broker_version": brokers.ACTIVEMQ_VERSION,
         "optimized_dispatch": optimized_dispatch,
@@ -801,7 +891,9 @@ ONE_CPU_FOOTNOTE = (
     "time pinned to CPU {clients_cpu},\n  then their consumers (the broker alone on CPU "
     "{broker_cpu}); the ratio is loop / client CPU per message round by round. The host's\n  "
     "speed flips within seconds here and moves both alike, so this ratio settles where the "
-    "rates' cannot (docs/perf.md).")
+    "rates' cannot (docs/perf.md).\n  A JVM's one-CPU rounds run longer, the extra all "
+    "warm-up (--count-jvm-one-cpu); JIT share: the part of\n  its timed CPU its compiler "
+    "threads took (a window still compiling measures the compiler).")
 
 CPU_FOOTNOTE = (
     "CPU us/msg: the consumer process's own CPU time (user + system, from /proc) over the timed "
@@ -874,6 +966,11 @@ def format_row(row: dict) -> str:
             o = d["one_cpu"]
             lines.append(_cpu_line("  1 CPU, CPU us/msg", role, o["cpu_us_per_msg"]["loop"],
                                    o["cpu_us_per_msg"]["client"], o["ratio"]))
+            jl, jc = o.get("jit_share", {}).get("loop"), o.get("jit_share", {}).get("client")
+            if jl and jc and (jl["max"] > 0 or jc["max"] > 0):
+                lines.append(f"{'  1 CPU, JIT share':<22}{role:<5}"
+                             f"{jl['median']:>10.1%} ({jl['min']:.1%}-{jl['max']:.1%})".ljust(58)
+                             + f"{jc['median']:>10.1%} ({jc['min']:.1%}-{jc['max']:.1%})")
         if "faults_per_msg" in d:
             fl, fc = d["faults_per_msg"]["loop"], d["faults_per_msg"]["client"]
             lines.append(f"{'  page faults/msg':<22}{role:<5}"
@@ -902,13 +999,15 @@ def main(args) -> int:
     jvm = args.count_jvm or args.count
     counts = {6: args.count, 1024: max(1000, args.count // 2)}
     counts_jvm = {6: jvm, 1024: max(1000, jvm // 2)}
+    one = args.count_jvm_one_cpu or 2 * jvm
+    counts_jvm_one_cpu = {6: one, 1024: max(1000, one // 2)}
     print(HEADER)
     try:
         doc = run(specs, sizes, counts, args.rounds, optimized_dispatch=args.optimized_dispatch,
                   counts_jvm=counts_jvm, with_cli=args.cli, warmup=args.warmup,
                   with_tuned=args.tuned,
                   one_cpu_rounds=args.rounds if args.one_cpu_rounds is None
-                  else args.one_cpu_rounds)
+                  else args.one_cpu_rounds, counts_jvm_one_cpu=counts_jvm_one_cpu)
         print(warmup_footnote(args.warmup))
         print(CI_FOOTNOTE)
         print(CPU_FOOTNOTE)
