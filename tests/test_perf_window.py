@@ -190,3 +190,29 @@ def test_one_cpu_rounds_run_loop_and_client_together_on_one_cpu(tmp_path, monkey
     # two ABAB rounds (warm-up + 1) sample a consumer each, unpinned: 4; two one-CPU rounds
     # sample 4 processes each, pinned: 8
     assert seen.count(set(cpus)) == 4 and seen.count({cpus[0]}) == 8, seen
+
+
+@pytest.mark.integration
+def test_a_jvms_one_cpu_rounds_run_longer_and_see_its_compiler(tmp_path, monkeypatch):
+    """The real broker and JMS: a JVM's one-CPU rounds run --count-jvm-one-cpu messages with
+    the same number timed, and the share its JIT compiler threads took of the timed CPU is
+    measured (a JVM 3,000 messages old is still compiling) and kept out of CPU per message."""
+    import io
+    import os
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs")
+    monkeypatch.setattr(perf.results.paths, "RESULTS", tmp_path)
+    doc = perf.run(["openwire-jms"], [6], {6: 3000}, 1, out=io.StringIO(), with_cli=False,
+                   with_tuned=False, counts_jvm={6: 3000}, one_cpu_rounds=1,
+                   counts_jvm_one_cpu={6: 6000})
+    (row,) = doc["table"]
+    assert (row["count"], row["skip"]) == (3000, 1500)
+    assert (row["one_cpu_count"], row["one_cpu_skip"]) == (6000, 4500)
+    assert doc["counts_jvm_one_cpu"] == {"6": 6000}
+    for role in ("send", "recv"):
+        o = row[role]["one_cpu"]
+        jit = o["jit_share"]
+        assert all(0 <= jit[s]["median"] < 1 for s in ("loop", "client"))
+        assert 0 < o["cpu_us_per_msg"]["client"]["median"] < 10_000
+    assert max(row["recv"]["one_cpu"]["jit_share"][s]["max"] for s in ("loop", "client")) > 0

@@ -480,8 +480,8 @@ class OneCpu(NamedTuple):
     """A loop's or a client's side of a one-CPU round: its producer, then its consumer, each
     running at the same time as its counterpart's, on the same CPU."""
 
-    send_cpu_us: float   # the producer's CPU µs per timed message
-    recv_cpu_us: float   # the consumer's CPU µs per timed message
+    send_cpu_us: float   # the producer's CPU µs per timed message, its JIT threads' left out
+    recv_cpu_us: float   # the consumer's, as send_cpu_us
     send: float          # msg/s while sharing the CPU
     recv: float
     recv_faults: float   # the consumer's minor page faults per timed message
@@ -519,8 +519,13 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
             (loop, s_cpu[ls], _loop_send_window(r, count, skip, sent[ls][-1])),
             (client, s_cpu[cs], _client_send_cpu_window(r, count, skip, *times))):
         t0, t1, n = window
-        out.append(OneCpu(sampler.cpu_between(t0, t1) / 1000 / n, smp.cpu_us, smp.send,
-                          smp.recv, smp.faults, sampler.jit_share(t0, t1), smp.jit))
+        # a JVM's compiler threads are left out: what compiling is left in a window is a
+        # one-time cost, and the loop and the client compile different code at different
+        # times (their share is kept, and printed)
+        send_jit = sampler.jit_share(t0, t1)
+        out.append(OneCpu(sampler.cpu_between(t0, t1) * (1 - send_jit) / 1000 / n,
+                          smp.cpu_us * (1 - smp.jit), smp.send, smp.recv, smp.faults,
+                          send_jit, smp.jit))
     return out[0], out[1]
 
 
@@ -893,7 +898,7 @@ ONE_CPU_FOOTNOTE = (
     "speed flips within seconds here and moves both alike, so this ratio settles where the "
     "rates' cannot (docs/perf.md).\n  A JVM's one-CPU rounds run longer, the extra all "
     "warm-up (--count-jvm-one-cpu); JIT share: the part of\n  its timed CPU its compiler "
-    "threads took (a window still compiling measures the compiler).")
+    "threads took, left out of its CPU per message (compiling is a one-time cost).")
 
 CPU_FOOTNOTE = (
     "CPU us/msg: the consumer process's own CPU time (user + system, from /proc) over the timed "
