@@ -130,11 +130,11 @@ _JIT_THREADS = (b"C1 CompilerThre", b"C2 CompilerThre")
 class JitThreads:
     """The CPU time a JVM's JIT compiler threads have spent, in ns, from each one's
     /proc/PID/task/TID/schedstat (the kernel lets no other process read a thread's CPU clock,
-    only a whole process's). A fresh JVM compiles for its first few
-    hundred thousand messages, on a CPU it shares in the one-CPU rounds, so a window that still
-    holds compilation measures the compiler, not the code: this tells how much it held. A
-    compiler thread that ends keeps the time last read (HotSpot starts and stops them as its
-    queue grows and shrinks)."""
+    only a whole process's). A fresh JVM compiles for its first few hundred thousand
+    messages, longer on a CPU it shares (the one-CPU rounds), so a window that still holds
+    compilation measures the compiler, not the code: this tells how much it held. A compiler
+    thread that ends keeps the time last read (HotSpot starts and stops them as its queue
+    grows and shrinks)."""
 
     def __init__(self, pid: int):
         self.pid, self.tasks = pid, f"/proc/{pid}/task"
