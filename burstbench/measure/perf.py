@@ -110,11 +110,16 @@ class CpuSampler(threading.Thread):
         """Minor page faults from first_ns to last_ns, as cpu_between."""
         return self._between(first_ns, last_ns, 2)
 
+    def jit_between(self, first_ns: int, last_ns: int) -> float:
+        """CPU ns its JIT compiler threads spent from first_ns to last_ns, as cpu_between
+        (0 for a process without them)."""
+        return self._between(first_ns, last_ns, 3)
+
     def jit_share(self, first_ns: int, last_ns: int) -> float:
         """The share of the CPU from first_ns to last_ns that its JIT compiler threads spent
-        (0 for a process without them; nan as cpu_between)."""
+        (nan as cpu_between)."""
         cpu = self.cpu_between(first_ns, last_ns)
-        return self._between(first_ns, last_ns, 3) / cpu if cpu > 0 else math.nan
+        return self.jit_between(first_ns, last_ns) / cpu if cpu > 0 else math.nan
 
     def _between(self, first_ns: int, last_ns: int, k: int) -> float:
         s = self.samples
@@ -134,11 +139,18 @@ class JitThreads:
     messages, longer on a CPU it shares (the one-CPU rounds), so a window that still holds
     compilation measures the compiler, not the code: this tells how much it held. A compiler
     thread that ends keeps the time last read (HotSpot starts and stops them as its queue
-    grows and shrinks)."""
+    grows and shrinks).
+
+    A new thread has its creator's name until it names itself (HotSpot does so first thing),
+    so one that still has it is looked at again, at most ``LOOKS`` samples in all: then it is
+    taken as a thread that keeps that name (a runtime's that names none), and not read again."""
+
+    LOOKS = 3
 
     def __init__(self, pid: int):
         self.pid, self.tasks = pid, f"/proc/{pid}/task"
         self.kinds: dict[int, bool] = {}  # tid: whether it is a compiler thread still running
+        self.unnamed: dict[int, int] = {}  # tid: samples it was seen with its creator's name
         self.spent: dict[int, int] = {}   # compiler tid: CPU ns last read
 
     def cpu_ns(self) -> float:
@@ -146,17 +158,24 @@ class JitThreads:
             tids = os.listdir(self.tasks)
         except OSError:
             tids = []
+        own = None
         for t in tids:
             tid = int(t)
-            if tid not in self.kinds:
-                try:
-                    with open(f"{self.tasks}/{t}/comm", "rb") as f:
-                        comm = f.read()
-                except OSError:
-                    continue
-                if tid != self.pid and comm == self._own_comm():
-                    continue  # a new thread has its creator's name until it names itself
-                self.kinds[tid] = comm.startswith(_JIT_THREADS)
+            if tid in self.kinds:
+                continue
+            try:
+                with open(f"{self.tasks}/{t}/comm", "rb") as f:
+                    comm = f.read()
+            except OSError:
+                continue
+            if tid != self.pid:
+                own = self._own_comm() if own is None else own
+                if comm == own:
+                    self.unnamed[tid] = self.unnamed.get(tid, 0) + 1
+                    if self.unnamed[tid] < self.LOOKS:
+                        continue
+            self.unnamed.pop(tid, None)
+            self.kinds[tid] = comm.startswith(_JIT_THREADS)
         for tid, jit in self.kinds.items():
             if jit:
                 try:
@@ -522,10 +541,9 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
         # a JVM's compiler threads are left out: what compiling is left in a window is a
         # one-time cost, and the loop and the client compile different code at different
         # times (their share is kept, and printed)
-        send_jit = sampler.jit_share(t0, t1)
-        out.append(OneCpu(sampler.cpu_between(t0, t1) * (1 - send_jit) / 1000 / n,
-                          smp.cpu_us * (1 - smp.jit), smp.send, smp.recv, smp.faults,
-                          send_jit, smp.jit))
+        cpu, jit = sampler.cpu_between(t0, t1), sampler.jit_between(t0, t1)
+        out.append(OneCpu((cpu - jit) / 1000 / n, smp.cpu_us * (1 - smp.jit), smp.send,
+                          smp.recv, smp.faults, jit / cpu if cpu > 0 else math.nan, smp.jit))
     return out[0], out[1]
 
 
