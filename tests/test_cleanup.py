@@ -19,6 +19,15 @@ from burstbench.infra import brokers
 pytestmark = pytest.mark.integration
 
 
+def _cmdline(k: psutil.Process) -> str:
+    """A living process's command line, "" for one that has ended or is a zombie (it can end
+    between being listed and being read: psutil then raises ZombieProcess)."""
+    try:
+        return " ".join(k.cmdline())
+    except psutil.NoSuchProcess:
+        return ""
+
+
 def _alive(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
@@ -61,7 +70,7 @@ def test_interrupted_run_leaves_nothing_behind(sig, tmp_path):
         kids, ports = [], set()
         while time.monotonic() < deadline:
             kids = harness.children(recursive=True)
-            roles = " ".join(" ".join(k.cmdline()) for k in kids if _alive(k.pid))
+            roles = " ".join(_cmdline(k) for k in kids)
             if "producer.py" in roles and roles.count("consumer.py") == 2:
                 break
             time.sleep(0.2)
