@@ -229,35 +229,106 @@ def test_pinning_moves_every_thread_of_a_process_and_later_ones_follow_then_all_
 def test_a_one_cpu_row_prints_cpu_per_message_and_its_verdict():
     from burstbench.measure.perf import OneCpu, _one_cpu_summary, format_row
 
-    one = [(OneCpu(10.0, 20.0, 1, 1, 0.0), OneCpu(10.2, 20.5, 1, 1, 0.01 * i)) for i in range(9)]
-    one[0] = (OneCpu(10.0, 20.0, 1, 1, 0.0), OneCpu(11.0, 25.0, 1, 1, 0.0))
+    def side(send, recv, faults=0.0, own=22.0):
+        return OneCpu(send, recv, 1, 1, faults, recv_cpu_us_own=own, recv_common=0.8)
+
+    one = [(side(10.0, 20.0, own=20.0), side(10.2, 20.5, 0.01 * i)) for i in range(9)]
+    one[0] = (side(10.0, 20.0, own=20.0), side(11.0, 25.0))
     send, recv = _one_cpu_summary(one, "send"), _one_cpu_summary(one, "recv")
     assert send["ratio"]["median"] == pytest.approx(10.0 / 10.2)
     assert recv["ratio"]["min"] == pytest.approx(0.8) and recv["ratio"]["ci"]["lo"] > 0.95
     assert "faults_per_msg" in recv and "faults_per_msg" not in send
+    # the receive's figures over each side's own timed messages are kept beside
+    assert recv["own_windows"]["ratio"]["median"] == pytest.approx(20.0 / 22.0)
+    assert recv["common"] == {"rounds": 9, "of": 9,
+                              "share": {"median": 0.8, "min": 0.8, "max": 0.8}}
+    assert "common" not in send and "own_windows" not in send
     spread = {"median": 1.0, "min": 1.0, "max": 1.0}
     row = {"client": "net-stomp", "size": 6}
     for role, o in (("send", send), ("recv", recv)):
         row[role] = {"loop": spread, "client": spread, "ratio": 1.0, "one_cpu": o}
     lines = format_row(row).splitlines()
-    assert len(lines) == 4  # no JIT line: a process without compiler threads
+    assert len(lines) == 5  # no JIT line: a process without compiler threads
     assert lines[1].lstrip().startswith("1 CPU, CPU us/msg") and "send" in lines[1]
     assert "10.00" in lines[1] and "10.20" in lines[1] and lines[1].endswith("target met")
     assert "20.50" in lines[3] and "0.98 (0.80-0.98)" in lines[3]
+    assert lines[4].lstrip().startswith("common window") and "9 of 9 rounds, 80% (80%-80%)" \
+        in lines[4] and lines[4].endswith("own windows: loop / client 0.91 (0.91-0.91)")
 
 
 def test_a_jvms_one_cpu_row_prints_the_share_of_its_jit():
     from burstbench.measure.perf import OneCpu, _one_cpu_summary, format_row
 
-    one = [(OneCpu(5.0, 8.0, 1, 1, 0.0, 0.0, 0.01), OneCpu(5.1, 8.2, 1, 1, 0.0, 0.0, 0.25))
-           for _ in range(5)]
+    one = [(OneCpu(5.0, 8.0, 1, 1, 0.0, 0.0, 0.01, 8.0, 0.5),
+            OneCpu(5.1, 8.2, 1, 1, 0.0, 0.0, 0.25, 8.4, 0.5)) for _ in range(5)]
     spread = {"median": 1.0, "min": 1.0, "max": 1.0}
     row = {"client": "openwire-jms", "size": 6}
     for role in ("send", "recv"):
         row[role] = {"loop": spread, "client": spread, "ratio": 1.0,
                      "one_cpu": _one_cpu_summary(one, role)}
     lines = format_row(row).splitlines()
-    assert len(lines) == 5  # the send has no JIT line (0 on both sides), the receive has one
-    jit = lines[4]
+    assert len(lines) == 6  # the send has no JIT line (0 on both sides), the receive has one
+    jit = lines[5]
     assert jit.lstrip().startswith("1 CPU, JIT share") and "recv" in jit
     assert "1.0%" in jit and "25.0%" in jit
+
+
+def _loop_line(times: list[int], every: int = 1000) -> dict:
+    """A receive loop's last line for messages arriving at ``times`` (epoch ns)."""
+    return {"count": len(times), "first_ns": times[0], "mark_ns": times[len(times) // 2],
+            "last_ns": times[-1], "every": every, "at_ns": times[::every]}
+
+
+def test_a_loops_arrivals_are_counted_from_its_checkpoints():
+    from burstbench.measure.perf import loop_arrived
+
+    rcv = _loop_line([1000 * i for i in range(10_000)])  # one message a µs from t = 0
+    assert loop_arrived(rcv, -1) == 0
+    assert loop_arrived(rcv, 0) == 1  # message 0 arrived at 0
+    assert loop_arrived(rcv, 6_300_000) == pytest.approx(6301)  # between checkpoints
+    assert loop_arrived(rcv, 9_999_000) == 10_000 and loop_arrived(rcv, 10**12) == 10_000
+
+
+def test_a_receive_is_compared_only_where_both_consumers_ran():
+    """Loop and client drain side by side; the later one ends alone. The common window runs
+    from the later message SKIP to the earlier last message, and each side's messages in it
+    are counted from its own arrivals."""
+    from burstbench.measure.perf import common_window
+
+    count, skip = 10_000, 5_000
+    rcv = _loop_line([1000 * i for i in range(count)])            # ends at 9.999 ms
+    client = [300_000 + 1200 * i for i in range(count)]           # slower, ends at 12.3 ms
+    a, b, n_loop, n_client = common_window(rcv, client, count, skip)
+    assert (a, b) == (client[skip], rcv["last_ns"]) == (6_300_000, 9_999_000)
+    assert n_loop == pytest.approx(sum(a < 1000 * i <= b for i in range(count)))  # 3,699
+    assert n_client == sum(a < t <= b for t in client) == 3_082
+    # the client's whole timed half after the loop's end: nothing in common
+    late = [20_000_000 + 1000 * i for i in range(count)]
+    assert common_window(rcv, late, count, skip) is None
+    # a common span shorter than a quarter of the timed messages on either side is none either
+    lagging = [4_000_000 + 1000 * i for i in range(count)]        # mark at 9 ms: 999 in common
+    assert common_window(rcv, lagging, count, skip) is None
+    lagging = [3_500_000 + 1000 * i for i in range(count)]        # mark at 8.5 ms: 1,499
+    assert common_window(rcv, lagging, count, skip)[3] == 1_499
+
+
+def test_a_receive_without_a_common_window_counts_but_compares_nothing():
+    from burstbench.measure.perf import OneCpu, _one_cpu_summary, format_row
+
+    nan = float("nan")
+    had = (OneCpu(5.0, 8.0, 1, 1, 0.0, 0.0, 0.0, 8.0, 0.6),
+           OneCpu(5.0, 8.5, 1, 1, 0.0, 0.0, 0.0, 9.0, 0.6))
+    none = (OneCpu(5.0, nan, 1, 1, nan, 0.0, nan, 7.0, nan),
+            OneCpu(5.0, nan, 1, 1, nan, 0.0, nan, 10.0, nan))
+    recv = _one_cpu_summary([had, none, had], "recv")
+    assert recv["common"]["rounds"] == 2 and recv["common"]["of"] == 3
+    assert recv["ratio"]["median"] == pytest.approx(8.0 / 8.5)  # the round without is left out
+    assert recv["own_windows"]["ratio"]["min"] == pytest.approx(0.7)  # but kept here
+    spread = {"median": 1.0, "min": 1.0, "max": 1.0}
+    row = {"client": "openwire-jms", "size": 6, "send": {"loop": spread, "client": spread,
+                                                         "ratio": 1.0}}
+    row["recv"] = {"loop": spread, "client": spread, "ratio": 1.0,
+                   "one_cpu": _one_cpu_summary([none, none], "recv")}
+    assert "ratio" not in row["recv"]["one_cpu"]
+    last = format_row(row).splitlines()[-1]
+    assert "no common window in any of its 2 rounds" in last and "loop / client 0.70" in last

@@ -8,6 +8,7 @@ import pytest
 
 from burstbench import clients
 from burstbench.measure import perf
+from burstbench.measure.perf import MIN_COMMON
 
 
 def test_skip_is_the_warm_up_share_and_leaves_two_messages_timed():
@@ -138,6 +139,26 @@ def test_each_loop_marks_message_skip_and_both_sides_are_timed_after_it(spec, tm
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize("spec", ["net-stomp", "stomp-py", "stompjs", "openwire-jms"])
+def test_each_receive_loop_reports_when_every_thousandth_message_arrived(spec, sup,
+                                                                        shared_broker):
+    """The real broker and each loop: its last line holds when messages 0, 1000, 2000...
+    arrived (at_ns), so that the harness counts what it received in any span (the one-CPU
+    rounds' common window)."""
+    r = clients.resolve(spec)
+    send_argv, recv_argv = r.client.loops
+    url, q = shared_broker.url_for(r.protocol), f"perf.at.{spec}"
+    perf._run_to_end(sup, f"send-{spec}", [*send_argv, url, q, "2500", "6", "0"], 120)
+    rcv = perf._run_to_end(sup, f"recv-{spec}", [*recv_argv, url, q, "2500", "1250"], 120)[-1]
+    at = [int(x) for x in rcv["at_ns"]]
+    first, mark, last = (int(rcv[k]) for k in ("first_ns", "mark_ns", "last_ns"))
+    assert rcv["every"] == 1000 and len(at) == 3  # messages 0, 1000 and 2000
+    assert at[0] == first and at == sorted(at) and at[1] <= mark <= at[2] <= last
+    assert perf.loop_arrived(rcv, first) == 1 and perf.loop_arrived(rcv, last) == 2500
+    assert perf.loop_arrived(rcv, at[2]) == 2001
+
+
+@pytest.mark.integration
 def test_no_tuned_measures_stock_against_loop_only(tmp_path, monkeypatch):
     import io
 
@@ -181,6 +202,14 @@ def test_one_cpu_rounds_run_loop_and_client_together_on_one_cpu(tmp_path, monkey
     (row,) = doc["table"]
     for role in ("send", "recv"):
         o = row[role]["one_cpu"]
+        if role == "recv":
+            # each side's own timed messages always; the common window when there was one
+            assert o["common"]["of"] == 1
+            for side in ("loop", "client"):
+                assert 0 < o["own_windows"]["cpu_us_per_msg"][side]["median"] < 10_000
+            if not o["common"]["rounds"]:
+                continue
+            assert MIN_COMMON <= o["common"]["share"]["min"] <= 1
         assert 0 < o["cpu_us_per_msg"]["loop"]["median"] < 10_000
         assert 0 < o["cpu_us_per_msg"]["client"]["median"] < 10_000
         assert o["ratio"]["median"] > 0 and o["rates"]["client"]["median"] > 0
@@ -210,9 +239,14 @@ def test_a_jvms_one_cpu_rounds_run_longer_and_see_its_compiler(tmp_path, monkeyp
     assert (row["count"], row["skip"]) == (3000, 1500)
     assert (row["one_cpu_count"], row["one_cpu_skip"]) == (6000, 4500)
     assert doc["counts_jvm_one_cpu"] == {"6": 6000}
-    for role in ("send", "recv"):
-        o = row[role]["one_cpu"]
-        jit = o["jit_share"]
-        assert all(0 <= jit[s]["median"] < 1 for s in ("loop", "client"))
+    o = row["send"]["one_cpu"]
+    assert all(0 <= o["jit_share"][s]["median"] < 1 for s in ("loop", "client"))
+    assert 0 < o["cpu_us_per_msg"]["client"]["median"] < 10_000
+    o = row["recv"]["one_cpu"]
+    assert 0 < o["own_windows"]["cpu_us_per_msg"]["client"]["median"] < 10_000
+    if o["common"]["rounds"]:  # the receive's figures come from the window both ran in
+        assert all(0 <= o["jit_share"][s]["median"] < 1 for s in ("loop", "client"))
         assert 0 < o["cpu_us_per_msg"]["client"]["median"] < 10_000
-    assert max(row["recv"]["one_cpu"]["jit_share"][s]["max"] for s in ("loop", "client")) > 0
+    # the compiler is seen: in the receive's common window, or else in the send's
+    seen = o if o["common"]["rounds"] else row["send"]["one_cpu"]
+    assert max(seen["jit_share"][s]["max"] for s in ("loop", "client")) > 0

@@ -424,18 +424,20 @@ def _client_argvs(broker, r: clients.Resolved, q: str, count: int, size: int, pr
 
 
 def _client_rates(r: clients.Resolved, count: int, times: tuple[list[int], int], crec: Path,
-                  cpu: CpuSampler | None = None, skip: int = 0) -> Sample:
+                  cpu: CpuSampler | None = None, skip: int = 0,
+                  arrivals: list[int] | None = None) -> Sample:
     """The client's sample from its records (``times``: _client_send_times of its producer's;
     the CPU only with ``cpu``). ActiveMQ's CLI
     producer times itself to its last send call (its asynchronous sends return before the
     broker has the message), hence ``send_like_cli``. Message SKIP is the SKIP-th of the
-    records' times in order, as the loops count it."""
+    records' times in order, as the loops count it (``arrivals``: those times sorted, when
+    already read)."""
     calls, confirmed = times
-    got = measure.read_consumer_records(crec)
-    if len(got) != count:
-        raise PerfError(f"client {r.label} received {len(got)} of {count}")
+    if arrivals is None:
+        arrivals = sorted(x.recv_ns for x in measure.read_consumer_records(crec))
+    if len(arrivals) != count:
+        raise PerfError(f"client {r.label} received {len(arrivals)} of {count}")
     first, last_call = calls[0], calls[-1]
-    arrivals = sorted(x.recv_ns for x in got)
     r0, mark, r1 = arrivals[0], arrivals[skip], arrivals[-1]
     return Sample(
         send_rate(count, skip, first, calls[skip], confirmed, send_timed_from_mark(r)),
@@ -500,12 +502,57 @@ class OneCpu(NamedTuple):
     running at the same time as its counterpart's, on the same CPU."""
 
     send_cpu_us: float   # the producer's CPU µs per timed message, its JIT threads' left out
-    recv_cpu_us: float   # the consumer's, as send_cpu_us
+    recv_cpu_us: float   # the consumer's, in the round's common window (nan: it had none)
     send: float          # msg/s while sharing the CPU
     recv: float
-    recv_faults: float   # the consumer's minor page faults per timed message
+    recv_faults: float   # the consumer's minor page faults per message of the common window
     send_jit: float = math.nan  # the share of the producer's timed CPU its JIT compiler took
-    recv_jit: float = math.nan  # the consumer's, as send_jit
+    recv_jit: float = math.nan  # the consumer's, in the common window
+    recv_cpu_us_own: float = math.nan  # the consumer's over its own timed messages
+    recv_common: float = math.nan  # the common window's messages / the timed messages
+
+
+# A receive round's common window must hold at least this share of each side's timed messages
+MIN_COMMON = 0.25
+
+
+def loop_arrived(rcv: dict, t: int) -> float:
+    """How many messages a receive loop had by time ``t`` (epoch ns), from its last line:
+    ``at_ns`` holds when messages 0, EVERY, 2 EVERY... arrived, ``last_ns`` the last one's;
+    linear in between."""
+    every = int(rcv["every"])
+    pts = [(int(x), k * every + 1) for k, x in enumerate(rcv["at_ns"])]
+    pts.append((int(rcv["last_ns"]), int(rcv["count"])))
+    if t < pts[0][0]:
+        return 0.0
+    i = bisect.bisect_right(pts, (t, math.inf))
+    if i == len(pts):
+        return float(pts[-1][1])
+    (t0, n0), (t1, n1) = pts[i - 1], pts[i]
+    return n0 + (n1 - n0) * ((t - t0) / (t1 - t0) if t1 > t0 else 0.0)
+
+
+def common_window(rcv: dict, arrivals: list[int], count: int,
+                  skip: int) -> tuple[int, int, float, int] | None:
+    """The span in which a receive loop and a client's consumer, draining their backlogs on
+    one CPU, both ran warm: from the later of their messages SKIP to the earlier of their last
+    ones. (from, to, the loop's messages in it, the client's), or None when it holds less than
+    MIN_COMMON of either side's timed messages.
+
+    The two seldom finish together, and the one left alone runs faster than the broker on
+    the other CPU can feed it: it waits for messages, and each wait costs a wake-up, so its
+    CPU per message rises. Timed over its own messages, the later one was alone for 9-114% of
+    its window in 7 JMS rounds (always the client), and loop / client fell from 0.94-0.97 at
+    9-20% alone to 0.82-0.85 (docs/perf.md)."""
+    a = max(int(rcv["mark_ns"]), arrivals[skip])
+    b = min(int(rcv["last_ns"]), arrivals[-1])
+    if b <= a:
+        return None
+    n_loop = loop_arrived(rcv, b) - loop_arrived(rcv, a)
+    n_client = bisect.bisect_right(arrivals, b) - bisect.bisect_right(arrivals, a)
+    if min(n_loop, n_client) < MIN_COMMON * (count - skip):
+        return None
+    return a, b, n_loop, n_client
 
 
 def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str, work: Path,
@@ -514,7 +561,8 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
     into its own queue; then their consumers, the same way, each draining its own backlog.
     On one CPU the two share the machine's state (the host's speed flips within seconds here,
     docs/perf.md) as closely as two processes can, so their CPU per message compares what
-    their code costs. Returns (loop, client)."""
+    their code costs. A consumer's is taken in the common window (common_window), when both
+    were running. Returns (loop, client)."""
     send_argv, recv_argv = r.client.loops
     url = broker.url_for(r.protocol)
     ql, qc = (f"perf.1cpu.{tag}.{w}.{uuid.uuid4().hex[:6]}" for w in ("loop", "client"))
@@ -530,20 +578,33 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
         (ls, [*send_argv, url, ql, str(count), str(size), str(skip)]), (cs, c_send)), 600, cpus)
     got, r_cpu = _run_all(sup, order(
         (lr, [*recv_argv, url, ql, str(count), str(skip)]), (cr, c_recv)), 600, cpus)
-    loop = _loop_sample(r, count, skip, sent[ls][-1], got[lr][-1], r_cpu[lr])
+    rcv = got[lr][-1]
+    if "at_ns" not in rcv:
+        raise PerfError(f"the receive loop of {r.label} reports no at_ns (its arrivals)")
+    loop = _loop_sample(r, count, skip, sent[ls][-1], rcv, r_cpu[lr])
     times = _client_send_times(prec, sent[cs])
-    client = _client_rates(r, count, times, crec, r_cpu[cr], skip)
+    arrivals = sorted(x.recv_ns for x in measure.read_consumer_records(crec))
+    client = _client_rates(r, count, times, crec, r_cpu[cr], skip, arrivals)
+    common = common_window(rcv, arrivals, count, skip)
     out = []
-    for smp, sampler, window in (
+    for i, (smp, sampler, window) in enumerate((
             (loop, s_cpu[ls], _loop_send_window(r, count, skip, sent[ls][-1])),
-            (client, s_cpu[cs], _client_send_cpu_window(r, count, skip, *times))):
+            (client, s_cpu[cs], _client_send_cpu_window(r, count, skip, *times)))):
         t0, t1, n = window
         # a JVM's compiler threads are left out: what compiling is left in a window is a
         # one-time cost, and the loop and the client compile different code at different
         # times (their share is kept, and printed)
         cpu, jit = sampler.cpu_between(t0, t1), sampler.jit_between(t0, t1)
-        out.append(OneCpu((cpu - jit) / 1000 / n, smp.cpu_us * (1 - smp.jit), smp.send,
-                          smp.recv, smp.faults, jit / cpu if cpu > 0 else math.nan, smp.jit))
+        recv = (math.nan, math.nan, math.nan, math.nan)
+        if common is not None:
+            a, b = common[0], common[1]
+            got_n, rs = common[2 + i], r_cpu[lr if i == 0 else cr]
+            r_all, r_jit = rs.cpu_between(a, b), rs.jit_between(a, b)
+            recv = ((r_all - r_jit) / 1000 / got_n, rs.faults_between(a, b) / got_n,
+                    r_jit / r_all if r_all > 0 else math.nan, min(common[2:]) / (count - skip))
+        out.append(OneCpu((cpu - jit) / 1000 / n, recv[0], smp.send, smp.recv, recv[1],
+                          jit / cpu if cpu > 0 else math.nan, recv[2],
+                          smp.cpu_us * (1 - smp.jit), recv[3]))
     return out[0], out[1]
 
 
@@ -632,17 +693,34 @@ def _one_cpu_rounds(sup, broker, r: clients.Resolved, count: int, size: int, wor
 
 def _one_cpu_summary(one: list[tuple[OneCpu, OneCpu]], role: str) -> dict:
     """CPU per message of loop and client in the one-CPU rounds, and loop / client round by
-    round with its confidence interval (>= 0.95: the client's code costs at most 5% more)."""
+    round with its confidence interval (>= 0.95: the client's code costs at most 5% more).
+    A receive counts the rounds with a common window (common_window; when none had one, the
+    row has no figures but ``common`` and ``own_windows``); its figures over each side's own
+    timed messages are kept beside, as ``own_windows``."""
     cpu, rate = ("send_cpu_us", "send") if role == "send" else ("recv_cpu_us", "recv")
     k = OneCpu._fields.index(cpu)
-    loops, mine = [x[0] for x in one], [x[1] for x in one]
-    d = {"cpu_us_per_msg": {"loop": _spread([getattr(x, cpu) for x in loops]),
-                            "client": _spread([getattr(x, cpu) for x in mine])},
-         "ratio": _paired(loops, mine, k),
-         "rates": {"loop": _spread([getattr(x, rate) for x in loops]),
-                   "client": _spread([getattr(x, rate) for x in mine])},
-         "rounds": {"loop": [getattr(x, cpu) for x in loops],
-                    "client": [getattr(x, cpu) for x in mine]}}
+    d: dict = {}
+    kept = one
+    if role == "recv":
+        kept = [x for x in one if not math.isnan(x[0].recv_cpu_us)]
+        own = OneCpu._fields.index("recv_cpu_us_own")
+        d["common"] = {"rounds": len(kept), "of": len(one)}
+        if kept:
+            d["common"]["share"] = _spread([x[0].recv_common for x in kept])
+        d["own_windows"] = {
+            "cpu_us_per_msg": {"loop": _spread([x[0].recv_cpu_us_own for x in one]),
+                               "client": _spread([x[1].recv_cpu_us_own for x in one])},
+            "ratio": _paired([x[0] for x in one], [x[1] for x in one], own)}
+        if not kept:
+            return d
+    loops, mine = [x[0] for x in kept], [x[1] for x in kept]
+    d.update({"cpu_us_per_msg": {"loop": _spread([getattr(x, cpu) for x in loops]),
+                                 "client": _spread([getattr(x, cpu) for x in mine])},
+              "ratio": _paired(loops, mine, k),
+              "rates": {"loop": _spread([getattr(x, rate) for x in loops]),
+                        "client": _spread([getattr(x, rate) for x in mine])},
+              "rounds": {"loop": [getattr(x, cpu) for x in loops],
+                         "client": [getattr(x, cpu) for x in mine]}})
     if role == "recv":
         d["faults_per_msg"] = {"loop": _spread([x.recv_faults for x in loops]),
                                "client": _spread([x.recv_faults for x in mine])}
@@ -985,10 +1063,23 @@ def format_row(row: dict) -> str:
         if "cpu_us_per_msg" in d:
             c = d["cpu_us_per_msg"]
             lines.append(_cpu_line("  CPU us/msg", role, c["loop"], c["client"], c["ratio"]))
-        if "one_cpu" in d:
+        if "one_cpu" in d and "ratio" not in d["one_cpu"]:
+            c, ow = d["one_cpu"]["common"], d["one_cpu"]["own_windows"]["ratio"]
+            lines.append(f"{'  1 CPU, CPU us/msg':<22}{role:<5}    no common window in any of "
+                         f"its {c['of']} rounds: nothing to compare (own windows: loop / "
+                         f"client {ow['median']:.2f})")
+        elif "one_cpu" in d:
             o = d["one_cpu"]
             lines.append(_cpu_line("  1 CPU, CPU us/msg", role, o["cpu_us_per_msg"]["loop"],
                                    o["cpu_us_per_msg"]["client"], o["ratio"]))
+            if "common" in o:
+                c, ow = o["common"], o["own_windows"]
+                lines.append(f"{'    common window':<22}{role:<5}"
+                             f"{c['rounds']:>4} of {c['of']} rounds, "
+                             f"{c['share']['median']:.0%} ({c['share']['min']:.0%}-"
+                             f"{c['share']['max']:.0%}) of the timed messages".ljust(53)
+                             + f"own windows: loop / client {ow['ratio']['median']:.2f} "
+                             f"({ow['ratio']['min']:.2f}-{ow['ratio']['max']:.2f})")
             jl, jc = o.get("jit_share", {}).get("loop"), o.get("jit_share", {}).get("client")
             if jl and jc and (jl["max"] > 0 or jc["max"] > 0):
                 lines.append(f"{'  1 CPU, JIT share':<22}{role:<5}"

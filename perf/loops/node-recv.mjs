@@ -1,5 +1,6 @@
 // Minimal stompjs receive loop: node node-recv.mjs URL QUEUE COUNT [SKIP] (ws:// or stomp:// / tcp://)
-// (mark_ns: when message SKIP, counted from 0, arrived: the end of the warm-up)
+// (mark_ns: when message SKIP, counted from 0, arrived: the end of the warm-up; at_ns: when
+// messages 0, EVERY, 2 EVERY... arrived, so that the harness can count what arrived in a span)
 // Public API only, with the stock client's transports and options (clients/node/common.mjs):
 // ws with perMessageDeflate off, or @stomp/tcp-wrapper as it comes; no reconnect, no
 // heart-beats; ack auto and activemq.prefetchSize 1000, the stock consumer's defaults.
@@ -17,6 +18,7 @@ const client = new Client({
   reconnectDelay: 0, heartbeatIncoming: 0, heartbeatOutgoing: 0, debug: () => {},
 });
 let n = 0, first = 0n, mark = 0n, last = 0n, foreign = 0, bytes = 0;
+const EVERY = 1000, at = [];
 client.onConnect = () => {
   client.subscribe(`/queue/${queue}`, (m) => {
     last = process.hrtime.bigint();
@@ -25,10 +27,11 @@ client.onConnect = () => {
     if (h.bb_seq === undefined || h.bb_producer === undefined || h.bb_sent_ns === undefined) foreign++;
     bytes += m.binaryBody.length;
     if (n === skip) mark = last;
+    if (n % EVERY === 0) at.push(last);
     if (n++ === 0) first = last;
     if (n === count) {
       console.log(JSON.stringify({ count: n, first_ns: String(first + off), mark_ns: String(mark + off),
-        last_ns: String(last + off) }));
+        last_ns: String(last + off), every: EVERY, at_ns: at.map((t) => String(t + off)) }));
       client.deactivate();
     }
   }, { ack: 'auto', 'activemq.prefetchSize': '1000' });

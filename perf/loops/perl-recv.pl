@@ -1,6 +1,7 @@
 #!/usr/bin/perl
 # Minimal Net::Stomp receive loop (reference for clients/perl): URL QUEUE COUNT [SKIP]
-# (mark_ns: when message SKIP, counted from 0, arrived: the end of the warm-up)
+# (mark_ns: when message SKIP, counted from 0, arrived: the end of the warm-up; at_ns: when
+# messages 0, EVERY, 2 EVERY... arrived, so that the harness can count what arrived in a span)
 use strict; use warnings; use Net::Stomp; use Time::HiRes qw(gettimeofday);
 # Net::Stomp 0.61 with the stock client's two bug fixes (clients/perl/Common.pm,
 # docs/findings.md): without them a body's leading "0" can be overwritten and a frame lost.
@@ -14,7 +15,8 @@ $stomp->timeout(undef);  # as the client: the connect timeout only
 # with an id, as the client subscribes: ActiveMQ then puts a subscription header on every MESSAGE
 $stomp->subscribe({ destination => "/queue/$queue", id => 'bb-sub-0', ack => 'auto',
                     'activemq.prefetchSize' => 1000 });
-my ($n, $t0, $t1, $tm, $foreign) = (0);
+my ($n, $t0, $t1, $tm, $foreign, @at) = (0);
+my $every = 1000;
 while ($n < $count) {
     my $f = $stomp->receive_frame or die "connection lost\n";
     next unless $f->command eq 'MESSAGE';
@@ -23,7 +25,8 @@ while ($n < $count) {
     my ($h, $body) = ($f->headers, $f->body);
     $foreign++ unless defined $h->{bb_seq} && length $body;
     $tm = $t1 if $n == $skip;
+    push @at, $t1 if $n % $every == 0;
     $n++;
 }
 $stomp->disconnect;
-print qq({"count":$n,"first_ns":$t0,"mark_ns":$tm,"last_ns":$t1}\n);
+print qq({"count":$n,"first_ns":$t0,"mark_ns":$tm,"last_ns":$t1,"every":$every,"at_ns":[), join(",", @at), qq(]}\n);

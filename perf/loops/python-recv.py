@@ -1,5 +1,6 @@
 """Minimal stomp.py receive loop (reference for clients/python): URL QUEUE COUNT [SKIP]
-(mark_ns: when message SKIP, counted from 0, arrived: the end of the warm-up)"""
+(mark_ns: when message SKIP, counted from 0, arrived: the end of the warm-up; at_ns: when
+messages 0, EVERY, 2 EVERY... arrived, so that the harness can count what arrived in a span)"""
 
 import json
 import sys
@@ -37,5 +38,6 @@ conn.subscribe("/queue/" + queue, id="1", ack="auto", headers={"activemq.prefetc
 done.wait(600)
 conn.disconnect()
 mark = times[min(skip, len(times) - 1)]
+EVERY = 1000
 print(json.dumps({"count": len(times), "first_ns": times[0], "mark_ns": mark,
-                  "last_ns": times[-1]}))
+                  "last_ns": times[-1], "every": EVERY, "at_ns": times[::EVERY]}))
