@@ -253,7 +253,7 @@ def test_a_one_cpu_row_prints_cpu_per_message_and_its_verdict():
     assert "10.00" in lines[1] and "10.20" in lines[1] and lines[1].endswith("target met")
     assert "20.50" in lines[3] and "0.98 (0.80-0.98)" in lines[3]
     assert lines[4].lstrip().startswith("common window") and "9 of 9 rounds, 80% (80%-80%)" \
-        in lines[4] and lines[4].endswith("own windows: loop / client 0.91 (0.91-0.91)")
+        in lines[4] and lines[4].endswith("messages; own windows: loop / client 0.91 (0.91-0.91)")
 
 
 def test_a_jvms_one_cpu_row_prints_the_share_of_its_jit():

@@ -990,7 +990,11 @@ CI_FOOTNOTE = (
 ONE_CPU_FOOTNOTE = (
     "1 CPU: {rounds} more rounds, in which the loop's producer and the client's run at the same "
     "time pinned to CPU {clients_cpu},\n  then their consumers (the broker alone on CPU "
-    "{broker_cpu}); the ratio is loop / client CPU per message round by round. The host's\n  "
+    "{broker_cpu}); the ratio is loop / client CPU per message round by round. A receive\n  "
+    "counts only the common window, while both drained (the one left alone waits on the "
+    "broker, and its\n  wake-ups cost it CPU); a round whose window holds less than a quarter "
+    "of the timed messages is left out\n  (common window: rounds kept, and their share of the "
+    "timed messages). The host's\n  "
     "speed flips within seconds here and moves both alike, so this ratio settles where the "
     "rates' cannot (docs/perf.md).\n  A JVM's one-CPU rounds run longer, the extra all "
     "warm-up (--count-jvm-one-cpu); JIT share: the part of\n  its timed CPU its compiler "
@@ -1077,7 +1081,7 @@ def format_row(row: dict) -> str:
                 lines.append(f"{'    common window':<22}{role:<5}"
                              f"{c['rounds']:>4} of {c['of']} rounds, "
                              f"{c['share']['median']:.0%} ({c['share']['min']:.0%}-"
-                             f"{c['share']['max']:.0%}) of the timed messages".ljust(53)
+                             f"{c['share']['max']:.0%}) of the timed messages; "
                              + f"own windows: loop / client {ow['ratio']['median']:.2f} "
                              f"({ow['ratio']['min']:.2f}-{ow['ratio']['max']:.2f})")
             jl, jc = o.get("jit_share", {}).get("loop"), o.get("jit_share", {}).get("client")
