@@ -539,11 +539,11 @@ def common_window(rcv: dict, arrivals: list[int], count: int,
     ones. (from, to, the loop's messages in it, the client's), or None when it holds less than
     MIN_COMMON of either side's timed messages.
 
-    The two seldom finish together, and the one left alone runs faster than the broker on
-    the other CPU can feed it: it waits for messages, and each wait costs a wake-up, so its
-    CPU per message rises. Timed over its own messages, the later one was alone for 9-114% of
-    its window in 7 JMS rounds (always the client), and loop / client fell from 0.94-0.97 at
-    9-20% alone to 0.82-0.85 (docs/perf.md)."""
+    The two seldom finish together, and the one left alone costs more a message: timed over
+    its own messages, the later one was alone for 9-114% of its window in 7 JMS rounds
+    (always the client), and loop / client fell from 0.90-0.97 at 9-20% alone to 0.82-0.85.
+    Likely, alone it outruns the broker on the other CPU and waits for each next batch, each
+    wait a wake-up (not proven; docs/perf.md)."""
     a = max(int(rcv["mark_ns"]), arrivals[skip])
     b = min(int(rcv["last_ns"]), arrivals[-1])
     if b <= a:
@@ -991,8 +991,8 @@ ONE_CPU_FOOTNOTE = (
     "1 CPU: {rounds} more rounds, in which the loop's producer and the client's run at the same "
     "time pinned to CPU {clients_cpu},\n  then their consumers (the broker alone on CPU "
     "{broker_cpu}); the ratio is loop / client CPU per message round by round. A receive\n  "
-    "counts only the common window, while both drained (the one left alone waits on the "
-    "broker, and its\n  wake-ups cost it CPU); a round whose window holds less than a quarter "
+    "counts only the common window, while both drained (the one left alone costs more a "
+    "message, likely\n  waiting on the broker); a round whose window holds less than a quarter "
     "of the timed messages is left out\n  (common window: rounds kept, and their share of the "
     "timed messages). The host's\n  "
     "speed flips within seconds here and moves both alike, so this ratio settles where the "
