@@ -211,7 +211,8 @@ def test_browser_consumers_compete_as_tabs_or_browsers(mode, tmp_path):
         kinds = [c["type"] for c in shared[0]["chromium"]]
         assert "browser" in kinds
         # while the last tab was open, its renderer was among the shared browser's processes
-        assert any(c["type"] == "renderer" for p in tabs for c in p["chromium"])
+        seen = [c for p in tabs for c in p["chromium"]]
+        assert any(c.get("type") == "renderer" for c in seen), seen
     else:
         assert not shared
         assert {p["browser"] for p in tabs} == {"own"}
