@@ -586,26 +586,32 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
     arrivals = sorted(x.recv_ns for x in measure.read_consumer_records(crec))
     client = _client_rates(r, count, times, crec, r_cpu[cr], skip, arrivals)
     common = common_window(rcv, arrivals, count, skip)
+    share = min(common[2:]) / (count - skip) if common is not None else math.nan
     out = []
-    for i, (smp, sampler, window) in enumerate((
-            (loop, s_cpu[ls], _loop_send_window(r, count, skip, sent[ls][-1])),
-            (client, s_cpu[cs], _client_send_cpu_window(r, count, skip, *times)))):
-        t0, t1, n = window
-        # a JVM's compiler threads are left out: what compiling is left in a window is a
-        # one-time cost, and the loop and the client compile different code at different
-        # times (their share is kept, and printed)
-        cpu, jit = sampler.cpu_between(t0, t1), sampler.jit_between(t0, t1)
-        recv = (math.nan, math.nan, math.nan, math.nan)
+    for i, (smp, s_side, r_side, send_window, own) in enumerate((
+            (loop, s_cpu[ls], r_cpu[lr], _loop_send_window(r, count, skip, sent[ls][-1]),
+             (int(rcv["mark_ns"]), int(rcv["last_ns"]))),
+            (client, s_cpu[cs], r_cpu[cr], _client_send_cpu_window(r, count, skip, *times),
+             (arrivals[skip], arrivals[-1])))):
+        send_us, send_jit = _cpu_apart(s_side, *send_window)
+        own_us = _cpu_apart(r_side, *own, max(1, count - skip - 1))[0]  # as _cpu_us counts
+        recv_us = recv_jit = faults = math.nan
         if common is not None:
-            a, b = common[0], common[1]
-            got_n, rs = common[2 + i], r_cpu[lr if i == 0 else cr]
-            r_all, r_jit = rs.cpu_between(a, b), rs.jit_between(a, b)
-            recv = ((r_all - r_jit) / 1000 / got_n, rs.faults_between(a, b) / got_n,
-                    r_jit / r_all if r_all > 0 else math.nan, min(common[2:]) / (count - skip))
-        out.append(OneCpu((cpu - jit) / 1000 / n, recv[0], smp.send, smp.recv, recv[1],
-                          jit / cpu if cpu > 0 else math.nan, recv[2],
-                          smp.cpu_us * (1 - smp.jit), recv[3]))
+            a, b, n = common[0], common[1], common[2 + i]
+            recv_us, recv_jit = _cpu_apart(r_side, a, b, n)
+            faults = r_side.faults_between(a, b) / n
+        out.append(OneCpu(send_us, recv_us, smp.send, smp.recv, faults, send_jit, recv_jit,
+                          own_us, share))
     return out[0], out[1]
+
+
+def _cpu_apart(sampler: CpuSampler, first: int, last: int, n: float) -> tuple[float, float]:
+    """CPU µs per message over ``n`` messages from first to last, a JVM's compiler threads
+    left out, and the share of the CPU they took. What compiling is left in a window is a
+    one-time cost, and the loop and the client compile different code at different times
+    (their share is kept, and printed)."""
+    cpu, jit = sampler.cpu_between(first, last), sampler.jit_between(first, last)
+    return (cpu - jit) / 1000 / n, (jit / cpu if cpu > 0 else math.nan)
 
 
 _CONSOLE = paths.CLIENTS / "java" / "target" / "console-lib"
