@@ -54,6 +54,7 @@ public class Consumer {
     /** JMS / ActiveMQ ack mode, or SESSION_TRANSACTED. */
     protected final int ackMode;
     private final int ackEvery;         // client mode: acknowledge at least every ceil(prefetch/2)
+    private final boolean acks;         // a message asks something of the session: client modes, --tx-batch
     private final long target;          // stop after this many bench messages (0 = until stopped)
     private final CountDownLatch reached = new CountDownLatch(1);
     private volatile Connection conn;
@@ -167,6 +168,7 @@ public class Consumer {
             default: ackMode = Session.AUTO_ACKNOWLEDGE;
         }
         ackEvery = Math.max(1, (o.prefetch + 1) / 2);
+        acks = o.txBatch > 0 || ackMode == Session.CLIENT_ACKNOWLEDGE || ackMode == ActiveMQSession.INDIVIDUAL_ACKNOWLEDGE;
         target = o.gate ? 0 : (long) o.count * o.bursts;
         int cap = o.records == null ? 0 : (int) Math.min(target > 0 ? target : 1 << 16, 1 << 20);
         rProducer = new int[cap]; rBurst = new int[cap]; rBytes = new int[cap]; rDest = new int[cap];
@@ -301,67 +303,79 @@ public class Consumer {
         Common.finishAndExit();
     }
 
-    /** Every message, in arrival order (serialised: one session, and synchronized for the start-up redispatch). */
+    /**
+     * Every message, in arrival order (serialised: one session, and synchronized for the start-up
+     * redispatch). The hot path is kept small, its rare steps (a new producer, acknowledging in
+     * the client modes, a transaction) in methods of their own.
+     */
     private synchronized void onMessage(Message m, int di) {
         final long recvNs = Common.nowNs();
         try {
             if (!bench(m, di, recvNs)) foreign++;
-            switch (ackMode) {
-                case Session.CLIENT_ACKNOWLEDGE:
-                    lastUnacked = m;
-                    if (++sinceAck >= ackEvery) { m.acknowledge(); sinceAck = 0; lastUnacked = null; }
-                    break;
-                case ActiveMQSession.INDIVIDUAL_ACKNOWLEDGE:
-                    m.acknowledge();
-                    break;
-                default:
-            }
-            if (o.txBatch > 0 && ++sinceAck >= o.txBatch) { session.commit(); sinceAck = 0; }
+            if (acks) acknowledge(m);
         } catch (JMSException | RuntimeException e) {
             Common.die(1, "error: receiving from " + o.url + " failed: " + Common.describe(e));
         }
         if (target > 0 && received >= target) reached.countDown();
     }
 
+    /** The client acknowledgement modes and --tx-batch: what a message asks of the session. */
+    private void acknowledge(Message m) throws JMSException {
+        switch (ackMode) {
+            case Session.CLIENT_ACKNOWLEDGE:
+                lastUnacked = m;
+                if (++sinceAck >= ackEvery) { m.acknowledge(); sinceAck = 0; lastUnacked = null; }
+                break;
+            case ActiveMQSession.INDIVIDUAL_ACKNOWLEDGE:
+                m.acknowledge();
+                break;
+            default:
+        }
+        if (o.txBatch > 0 && ++sinceAck >= o.txBatch) { session.commit(); sinceAck = 0; }
+    }
+
     /** Records a bench message and returns true, or false for a foreign one (headers missing or unparsable). */
     private boolean bench(Message m, int di, long recvNs) throws JMSException {
         if (!headers(m, h)) return false;
-        final String producer = h.producer;
-        int pi;
-        if (producer.equals(lastProducer)) {
-            pi = lastProducerIdx;
-        } else {
-            Integer idx = producerIdx.get(producer);
-            if (idx == null) {
-                if (!Common.ID.matcher(producer).matches()) return false;
-                idx = producerNames.size();
-                producerNames.add(producer);
-                producerIdx.put(producer, idx);
-            }
-            pi = idx;
-            lastProducer = producer;
-            lastProducerIdx = pi;
-        }
-        // body: length as received, whether it starts with the expected counter digits, CRC-32
+        final int pi = h.producer.equals(lastProducer) ? lastProducerIdx : producerIndex(h.producer);
+        if (pi < 0) return false;
+        // body: length as received, whether it starts with the expected counter digits
         body(m, bi);
         final int bytes = bi.bytes;
-        boolean ok = bytes > 0 && digitsMatch((int) (h.seq % 1_000_000L), bi.head, 0, Math.min(6, bytes));
-        boolean redel = m.getJMSRedelivered();
+        final boolean ok = bytes > 0 && digitsMatch((int) (h.seq % 1_000_000L), bi.head, 0, Math.min(6, bytes));
+        final boolean redel = m.getJMSRedelivered();
         if (redel) redelivered++;
-        if (o.records != null) {
-            if (n == rSeq.length) grow();
-            rProducer[n] = pi; rSeq[n] = h.seq; rBurst[n] = h.burst; rSent[n] = h.sent; rRecv[n] = recvNs;
-            // the contract's body (its digits and filler) has its CRC-32 computed at stop
-            final boolean contract = ok && bi.filler;
-            rBytes[n] = bytes; rDest[n] = di;
-            rFlags[n] = (byte) ((ok ? 1 : 0) | (redel ? 2 : 0) | (h.crcState << 2) | (contract ? 16 : 0));
-            rNonce[n] = nonceIndex(h.nonce); rCrcBody[n] = contract ? 0 : bi.crc();
-            if (h.crcState == CRC_HEX) rCrcHeader[n] = h.crc;
-            else if (h.crcState == CRC_RAW) rawCrc.put(n, h.crcRaw);
-            n++;
-        }
+        if (o.records != null) record(pi, di, recvNs, ok, redel);
         received = received + 1;
         return true;
+    }
+
+    /** A producer's index in {@link #producerNames} (a new one is added), -1 for an id that is no contract id. */
+    private int producerIndex(String producer) {
+        Integer idx = producerIdx.get(producer);
+        if (idx == null) {
+            if (!Common.ID.matcher(producer).matches()) return -1;
+            idx = producerNames.size();
+            producerNames.add(producer);
+            producerIdx.put(producer, idx);
+        }
+        lastProducer = producer;
+        lastProducerIdx = idx;
+        return idx;
+    }
+
+    /** One record, from {@link #h} and {@link #bi}. */
+    private void record(int pi, int di, long recvNs, boolean ok, boolean redel) {
+        if (n == rSeq.length) grow();
+        // the contract's body (its digits and filler) has its CRC-32 computed at stop
+        final boolean contract = ok && bi.filler;
+        rProducer[n] = pi; rSeq[n] = h.seq; rBurst[n] = h.burst; rSent[n] = h.sent; rRecv[n] = recvNs;
+        rBytes[n] = bi.bytes; rDest[n] = di;
+        rFlags[n] = (byte) ((ok ? 1 : 0) | (redel ? 2 : 0) | (h.crcState << 2) | (contract ? 16 : 0));
+        rNonce[n] = nonceIndex(h.nonce); rCrcBody[n] = contract ? 0 : bi.crc();
+        if (h.crcState == CRC_HEX) rCrcHeader[n] = h.crc;
+        else if (h.crcState == CRC_RAW) rawCrc.put(n, h.crcRaw);
+        n++;
     }
 
     /** The nonce's index in {@link #nonceNames}, -1 when absent. */
