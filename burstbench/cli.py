@@ -393,6 +393,10 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_perf(args) -> int:
+    if args.what == "listener":
+        from burstbench.measure import listener
+
+        return listener.main(args)
     from burstbench.measure import perf
 
     return perf.main(args)
@@ -477,9 +481,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_live_options(p)
     p.set_defaults(func=cmd_sweep)
 
-    p = sub.add_parser("perf", help="benchmarks: 'clients' = each client vs a minimal loop")
-    p.add_argument("what", choices=["clients"])
-    p.add_argument("--clients", help="comma-separated client specs (default: the four languages)")
+    p = sub.add_parser("perf", help="benchmarks: 'clients' = each client vs a minimal loop; "
+                       "'listener' = a consumer's own work a message, without a broker")
+    p.add_argument("what", choices=["clients", "listener"])
+    p.add_argument("--clients", help="comma-separated client specs (default: the four languages; "
+                   "listener: net-stomp and openwire-jms, the two it has)")
     p.add_argument("--sizes", default="6,1024", help="body sizes, comma-separated")
     p.add_argument(
         "--count",

@@ -1,0 +1,83 @@
+#!/usr/bin/perl
+# The stock Perl consumer's own work a message, apart from the broker and the socket:
+# listener-cost.pl SIZE [MESSAGES [ROUNDS]]. MESSAGE frames are made as ActiveMQ sends them to a
+# Net::Stomp subscriber (its headers, the six bench headers, a body of SIZE bytes: the counter
+# digits, then 'x'). Each round hands them once to the loop's per-frame work (as
+# perf/loops/perl-recv.pl does a frame: a timestamp, the headers and the body) and once to the
+# consumer's own on_message, read from clients/perl/consumer.pl and compiled here (the code the
+# bench runs), alternating. Prints ns a message for each, the median and min-max over the rounds
+# after the first quarter (warm-up), and the difference: what the harness adds to a receive.
+use strict;
+use warnings;
+use FindBin;
+use Net::Stomp::Frame;
+use Time::HiRes qw(gettimeofday time);
+use Compress::Raw::Zlib ();
+
+my ($SIZE, $N, $ROUNDS) = @ARGV;
+defined $SIZE && $SIZE =~ /^\d+$/ && $SIZE >= 1 or die "usage: $0 SIZE [MESSAGES [ROUNDS]]\n";
+$N //= 5000;
+$ROUNDS //= 40;
+
+# what on_message reads and writes (consumer.pl's file-scope variables of the same names)
+my $FILL = $SIZE > 256 ? 'x' x ($SIZE - 6) : undef;
+my ($heads, $bodies, $now, $seen, $stop, $target, $mode) = ('', '', 0, 0, 0, 0, 0);
+my ($stomp, %pending, $unacked, $ack_every, $txn, $tx_n);
+sub flush_acks { }
+sub commit_tx { }
+
+my $path = "$FindBin::Bin/../../clients/perl/consumer.pl";
+open(my $fh, '<', $path) or die "$path: $!\n";
+my ($code) = do { local $/; <$fh> } =~ /^(sub on_message \{\n.*?^\}\n)/ms
+  or die "no sub on_message in $path\n";
+eval "no warnings 'redefine'; $code; 1" or die "compiling on_message: $@";
+
+my @frames = map {
+    my $body = substr(sprintf('%06d', $_ % 1000000) . 'x' x ($SIZE > 6 ? $SIZE - 6 : 0), 0, $SIZE);
+    Net::Stomp::Frame->new({ command => 'MESSAGE', body => $body, headers => {
+        'message-id' => "ID:bench-40000-1700000000000-3:1:1:1:$_", destination => '/queue/bb-q0',
+        subscription => 'bb-sub-0', redelivered => 'false', priority => '4', persistent => 'false',
+        timestamp => '1700000000000', expires => '0', bb_producer => 'p1', bb_seq => "$_",
+        bb_burst => '0', bb_sent_ns => '' . (1700000000000000000 + $_),
+        bb_nonce => 'n0123456789abcdef', bb_crc32 => '0badf00d' } })
+} 0 .. $N - 1;
+
+my (%ns, $t1, $t0, $tm, $n, $foreign, @at) = ((), 0, undef, 0, 0, 0);
+for my $round (1 .. $ROUNDS) {
+    for my $side ('loop', 'consumer') {
+        # both strings sized before, as the consumer sizes them before it is ready
+        $heads = "\0" x ($N * 140);
+        $heads = '';
+        $bodies = "\0" x ($N * ($SIZE <= 256 ? $SIZE : 6) + 64);
+        $bodies = '';
+        my $start = time;
+        if ($side eq 'loop') {
+            for my $f (@frames) {
+                next unless $f->command eq 'MESSAGE';
+                my ($s, $us) = gettimeofday(); $t1 = $s * 1000000000 + $us * 1000; $t0 //= $t1;
+                my ($h, $body) = ($f->headers, $f->body);
+                $foreign++ unless defined $h->{bb_seq} && length $body;
+                $tm = $t1 if $n == 0;
+                push @at, $t1 if $n % 1000 == 0;
+                $n++;
+            }
+        } else {
+            for my $f (@frames) {
+                if ($f->command eq 'MESSAGE') { on_message($f) } else { die "not a MESSAGE\n" }
+            }
+        }
+        push @{ $ns{$side} }, (time - $start) / $N * 1e9;
+    }
+}
+my $records = ($heads =~ tr/\n//);    # the consumer's record lines of the last round
+my $skip = int($ROUNDS / 4);
+my @diff = map { $ns{consumer}[$_] - $ns{loop}[$_] } $skip .. $ROUNDS - 1;
+
+sub stats {
+    my @s = sort { $a <=> $b } @_;
+    my $med = @s % 2 ? $s[$#s / 2] : ($s[@s / 2 - 1] + $s[@s / 2]) / 2;
+    return sprintf('[%.1f,%.1f,%.1f]', $med, $s[0], $s[-1]);
+}
+printf qq({"size":%d,"messages":%d,"rounds":%d,"records":%d,"loop_ns":%s,"consumer_ns":%s,)
+  . qq("harness_ns":%s}\n), $SIZE, $N, $ROUNDS - $skip, $records, stats(@{ $ns{loop} }[$skip .. $ROUNDS - 1]),
+  stats(@{ $ns{consumer} }[$skip .. $ROUNDS - 1]), stats(@diff);
