@@ -68,14 +68,7 @@ public class Consumer {
     private Message lastUnacked;
     private final Headers h = new Headers();
     private final BodyInfo bi = new BodyInfo();
-    private final Map<String, Integer> producerIdx = new HashMap<>();
-    private final List<String> producerNames = new ArrayList<>();
-    private String lastProducer;
-    private int lastProducerIdx;
-    private final Map<String, Integer> nonceIdx = new HashMap<>();
-    private final List<String> nonceNames = new ArrayList<>();
-    private String lastNonce;
-    private int lastNonceIdx;
+    private final Names producers = new Names(), nonces = new Names();
     private final Map<Integer, String> rawCrc = new HashMap<>();   // record -> bb_crc32 not in canonical form
     // records, one slot per bench message
     private int n;
@@ -85,6 +78,31 @@ public class Consumer {
 
     /** bb_crc32: absent, 8 lowercase hex digits (value in {@link Headers#crc}), other (in {@link Headers#crcRaw}). */
     public static final byte CRC_ABSENT = 0, CRC_HEX = 1, CRC_RAW = 2;
+
+    /** Strings seen, each with its index in the order they first came; the last one found is kept at hand. */
+    private static final class Names {
+        final Map<String, Integer> index = new HashMap<>();
+        final List<String> names = new ArrayList<>();
+        private String last;
+        private int lastIndex;
+
+        /** The index of {@code s}, or -1 when it is new and {@code allowNew} does not hold for it. */
+        int of(String s, java.util.function.Predicate<String> allowNew) {
+            if (s.equals(last)) return lastIndex;
+            Integer i = index.get(s);
+            if (i == null) {
+                if (!allowNew.test(s)) return -1;
+                i = names.size();
+                names.add(s);
+                index.put(s, i);
+            }
+            last = s;
+            lastIndex = i;
+            return i;
+        }
+    }
+
+    private static boolean contractId(String producer) { return Common.ID.matcher(producer).matches(); }
 
     /** The four bench headers of one message, and the optional nonce and body checksum. */
     public static final class Headers {
@@ -337,7 +355,7 @@ public class Consumer {
     /** Records a bench message and returns true, or false for a foreign one (headers missing or unparsable). */
     private boolean bench(Message m, int di, long recvNs) throws JMSException {
         if (!headers(m, h)) return false;
-        final int pi = h.producer.equals(lastProducer) ? lastProducerIdx : producerIndex(h.producer);
+        final int pi = producers.of(h.producer, Consumer::contractId);   // -1: an id that is no contract id
         if (pi < 0) return false;
         // body: length as received, whether it starts with the expected counter digits
         body(m, bi);
@@ -350,20 +368,6 @@ public class Consumer {
         return true;
     }
 
-    /** A producer's index in {@link #producerNames} (a new one is added), -1 for an id that is no contract id. */
-    private int producerIndex(String producer) {
-        Integer idx = producerIdx.get(producer);
-        if (idx == null) {
-            if (!Common.ID.matcher(producer).matches()) return -1;
-            idx = producerNames.size();
-            producerNames.add(producer);
-            producerIdx.put(producer, idx);
-        }
-        lastProducer = producer;
-        lastProducerIdx = idx;
-        return idx;
-    }
-
     /** One record, from {@link #h} and {@link #bi}. */
     private void record(int pi, int di, long recvNs, boolean ok, boolean redel) {
         if (n == rSeq.length) grow();
@@ -372,25 +376,10 @@ public class Consumer {
         rProducer[n] = pi; rSeq[n] = h.seq; rBurst[n] = h.burst; rSent[n] = h.sent; rRecv[n] = recvNs;
         rBytes[n] = bi.bytes; rDest[n] = di;
         rFlags[n] = (byte) ((ok ? 1 : 0) | (redel ? 2 : 0) | (h.crcState << 2) | (contract ? 16 : 0));
-        rNonce[n] = nonceIndex(h.nonce); rCrcBody[n] = contract ? 0 : bi.crc();
+        rNonce[n] = h.nonce == null ? -1 : nonces.of(h.nonce, x -> true); rCrcBody[n] = contract ? 0 : bi.crc();
         if (h.crcState == CRC_HEX) rCrcHeader[n] = h.crc;
         else if (h.crcState == CRC_RAW) rawCrc.put(n, h.crcRaw);
         n++;
-    }
-
-    /** The nonce's index in {@link #nonceNames}, -1 when absent. */
-    private int nonceIndex(String nonce) {
-        if (nonce == null) return -1;
-        if (nonce.equals(lastNonce)) return lastNonceIdx;
-        Integer idx = nonceIdx.get(nonce);
-        if (idx == null) {
-            idx = nonceNames.size();
-            nonceNames.add(nonce);
-            nonceIdx.put(nonce, idx);
-        }
-        lastNonce = nonce;
-        lastNonceIdx = idx;
-        return idx;
     }
 
     private static boolean digitsMatch(int counter, byte[] data, int off, int k) {
@@ -456,18 +445,18 @@ public class Consumer {
     private void writeRecords() {
         try (Writer w = new BufferedWriter(new OutputStreamWriter(new FileOutputStream(o.records), StandardCharsets.UTF_8), 1 << 16)) {
             w.write("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\tnonce\tcrc32_header\tcrc32_body\n");
-            String[] nonces = new String[nonceNames.size()];
-            for (int k = 0; k < nonces.length; k++) nonces[k] = field(nonceNames.get(k));
+            String[] nonceFields = new String[nonces.names.size()];
+            for (int k = 0; k < nonceFields.length; k++) nonceFields[k] = field(nonces.names.get(k));
             StringBuilder sb = new StringBuilder(160);
             CRC32 c = new CRC32();
             byte[] digits = new byte[6];
             for (int i = 0; i < n; i++) {
                 sb.setLength(0);
-                sb.append(producerNames.get(rProducer[i])).append('\t').append(rSeq[i]).append('\t').append(rBurst[i])
+                sb.append(producers.names.get(rProducer[i])).append('\t').append(rSeq[i]).append('\t').append(rBurst[i])
                   .append('\t').append(rSent[i]).append('\t').append(rRecv[i]).append('\t').append(rBytes[i])
                   .append('\t').append(rFlags[i] & 1).append('\t').append((rFlags[i] >> 1) & 1)
                   .append('\t').append(o.destinations[rDest[i]])
-                  .append('\t').append(rNonce[i] < 0 ? "-" : nonces[rNonce[i]]).append('\t');
+                  .append('\t').append(rNonce[i] < 0 ? "-" : nonceFields[rNonce[i]]).append('\t');
                 switch ((rFlags[i] >> 2) & 3) {
                     case CRC_HEX: Common.hex8(rCrcHeader[i], sb); break;
                     case CRC_RAW: sb.append(field(rawCrc.get(i))); break;
