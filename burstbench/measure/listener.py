@@ -32,8 +32,9 @@ def _argv(name: str, size: int, messages: int, rounds: int) -> list[str]:
     return ["perl", str(_MICRO / "listener-cost.pl"), str(size), str(messages), str(rounds)]
 
 
-# client -> messages a round
-CLIENTS = {"openwire-jms": 5_000, "net-stomp": 5_000}
+CLIENTS = ("openwire-jms", "net-stomp")
+MESSAGES = 5_000  # a round's, each side
+ROUNDS = 40
 
 
 class ListenerError(RuntimeError):
@@ -42,7 +43,7 @@ class ListenerError(RuntimeError):
 
 def measure(name: str, size: int, rounds: int, messages: int | None = None) -> dict:
     """One client's listener against its loop's per-message work: the benchmark's JSON line."""
-    argv = _argv(name, size, messages or CLIENTS[name], rounds)
+    argv = _argv(name, size, messages or MESSAGES, rounds)
     p = subprocess.run(argv, capture_output=True, text=True, timeout=900, check=False)
     if p.returncode != 0:
         tail = (p.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
@@ -69,8 +70,6 @@ FOOTNOTE = ("ns a message in one process, no broker: the median of the rounds af
             "harness / consumer (of a listener alone: beside a broker a message costs more, "
             "and the share is smaller)")
 
-
-ROUNDS = 40
 
 
 def main(args) -> int:

@@ -19,6 +19,7 @@ my ($n, $t0, $t1, $tm, $foreign, @at) = (0);
 my $every = 1000;
 while ($n < $count) {
     my $f = $stomp->receive_frame or die "connection lost\n";
+    # per frame (perf/micro/listener-cost.pl runs these lines as the loop's work)
     next unless $f->command eq 'MESSAGE';
     my ($s, $us) = gettimeofday(); $t1 = $s * 1000000000 + $us * 1000; $t0 //= $t1;
     # a consumer reads what it received, as the client does: the headers and the body
@@ -27,6 +28,7 @@ while ($n < $count) {
     $tm = $t1 if $n == $skip;
     push @at, $t1 if $n % $every == 0;
     $n++;
+    # end of per frame
 }
 $stomp->disconnect;
 print qq({"count":$n,"first_ns":$t0,"mark_ns":$tm,"last_ns":$t1,"every":$every,"at_ns":[), join(",", @at), qq(]}\n);

@@ -3,7 +3,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.Arrays;
 
-import jakarta.jms.BytesMessage;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
 
@@ -13,13 +12,15 @@ import org.apache.activemq.command.ActiveMQQueue;
 import org.apache.activemq.command.MessageId;
 import org.apache.activemq.openwire.OpenWireFormat;
 
+import burstbench.clients.loops.Recv;
+
 /**
  * The stock JMS consumer's own work a message, apart from the broker and the socket:
  * ListenerCost SIZE [MESSAGES [ROUNDS]]. Messages are made as a producer makes them (the six
  * bench properties, a body of SIZE bytes: the counter digits, then 'x'), marshalled and
  * unmarshalled with OpenWire as the consumer's transport does, and marked read-only as the
  * session marks what it dispatches. Each round then hands one fresh set to the loop's listener
- * (perf's Recv: read the six properties and the body) and one to the Consumer's own listener
+ * (perf's {@link Recv#read}: the six properties and the body) and one to the Consumer's own listener
  * (burstbench.clients.Consumer.onMessage, the code the bench runs, called through a method
  * handle), alternating. Prints ns a message for each, the median and min-max over the rounds
  * after the first quarter (warm-up), and the difference: what the harness adds to a receive.
@@ -28,21 +29,14 @@ import org.apache.activemq.openwire.OpenWireFormat;
  * Run: java -Xmx1g -Xmn768m -XX:+UseParallelGC -cp "clients/java/target/classes:clients/java/target/lib/*" perf/micro/ListenerCost.java 6
  */
 public final class ListenerCost {
-    static long keys, bytes, count;
-    static byte[] buf = new byte[64];
-
-    /** As perf/loops' Recv does a message. */
-    static void loop(Message m) throws JMSException {
-        long now = System.nanoTime();
-        keys += m.getStringProperty("bb_producer").length() + m.getStringProperty("bb_seq").length()
-                + m.getStringProperty("bb_burst").length() + m.getStringProperty("bb_sent_ns").length()
-                + m.getStringProperty("bb_nonce").length() + m.getStringProperty("bb_crc32").length();
-        BytesMessage bm = (BytesMessage) m;
-        int len = (int) bm.getBodyLength();
-        if (buf.length < len) buf = new byte[len];
-        bm.readBytes(buf, len);
-        bytes += len;
-        if (++count == Long.MIN_VALUE) System.out.println(now);
+    /** As perf's Recv does a message: its read (the six properties, the body) and the clock. */
+    static void loop(Message[] ms) throws JMSException {
+        long t = 0;
+        for (Message m : ms) {
+            t ^= System.nanoTime();
+            Recv.read(m);
+        }
+        if (t == 42) System.err.println();
     }
 
     /** The Consumer's own listener: exact types, so that the compiler inlines the call. */
@@ -111,7 +105,7 @@ public final class ListenerCost {
                 Message[] ms = messages(wf, size, n, (long) r * n);
                 System.gc();   // the timed loop starts with an empty young generation, and ends before it fills
                 long t0 = System.nanoTime();
-                if (side == 0) for (Message m : ms) loop(m);
+                if (side == 0) loop(ms);
                 else consumer(consumer, ms);
                 ns[side][r] = (System.nanoTime() - t0) / (double) n;
             }
@@ -124,7 +118,6 @@ public final class ListenerCost {
         out.printf("{\"size\":%d,\"messages\":%d,\"rounds\":%d,\"received\":%d,\"loop_ns\":%s,\"consumer_ns\":%s,\"harness_ns\":%s}%n",
                           size, n, rounds - skip, received, stats(Arrays.copyOfRange(ns[0], skip, rounds)),
                           stats(Arrays.copyOfRange(ns[1], skip, rounds)), stats(diff));
-        if (keys + bytes == 42) out.println();
     }
 
     /** [median, min, max] */

@@ -4,8 +4,8 @@
 # Net::Stomp subscriber (its headers, the six bench headers, a body of SIZE bytes: the counter
 # digits, then 'x'). Each round hands them once to the loop's per-frame work (as
 # perf/loops/perl-recv.pl does a frame: a timestamp, the headers and the body) and once to the
-# consumer's own on_message, read from clients/perl/consumer.pl and compiled here (the code the
-# bench runs), alternating. Prints ns a message for each, the median and min-max over the rounds
+# consumer's own on_message, both read from their sources and compiled here (the code the bench
+# runs), alternating. Prints ns a message for each, the median and min-max over the rounds
 # after the first quarter (warm-up), and the difference: what the harness adds to a receive.
 use strict;
 use warnings;
@@ -26,11 +26,21 @@ my ($stomp, %pending, $unacked, $ack_every, $txn, $tx_n);
 sub flush_acks { }
 sub commit_tx { }
 
-my $path = "$FindBin::Bin/../../clients/perl/consumer.pl";
-open(my $fh, '<', $path) or die "$path: $!\n";
-my ($code) = do { local $/; <$fh> } =~ /^(sub on_message \{\n.*?^\}\n)/ms
-  or die "no sub on_message in $path\n";
-eval "no warnings 'redefine'; $code; 1" or die "compiling on_message: $@";
+# the code the bench runs, read from its sources: the consumer's on_message, and the lines the
+# loop runs for each frame
+sub source {
+    my ($file, $re, $what) = @_;
+    my $path = "$FindBin::Bin/../../$file";
+    open(my $fh, '<', $path) or die "$path: $!\n";
+    my ($code) = do { local $/; <$fh> } =~ $re or die "no $what in $path\n";
+    return $code;
+}
+my $on_message = source('clients/perl/consumer.pl', qr/^(sub on_message \{\n.*?^\}\n)/ms, 'sub on_message');
+my $per_frame = source('perf/loops/perl-recv.pl', qr/^ *# per frame \(.*?\n(.*?)^ *# end of per frame\n/ms,
+                       'per-frame lines');
+my ($t1, $t0, $tm, $n, $foreign, $skip, $every, @at) = (0, undef, 0, 0, 0, 0, 1000);    # the loop's
+eval "no warnings 'redefine'; $on_message; "
+  . "sub loop_frames { for my \$f (\@_) { $per_frame } } 1" or die "compiling: $@";
 
 my @frames = map {
     my $body = substr(sprintf('%06d', $_ % 1000000) . 'x' x ($SIZE > 6 ? $SIZE - 6 : 0), 0, $SIZE);
@@ -42,7 +52,7 @@ my @frames = map {
         bb_nonce => 'n0123456789abcdef', bb_crc32 => '0badf00d' } })
 } 0 .. $N - 1;
 
-my (%ns, $t1, $t0, $tm, $n, $foreign, @at) = ((), 0, undef, 0, 0, 0);
+my %ns;
 for my $round (1 .. $ROUNDS) {
     for my $side ('loop', 'consumer') {
         # both strings sized before, as the consumer sizes them before it is ready
@@ -52,15 +62,7 @@ for my $round (1 .. $ROUNDS) {
         $bodies = '';
         my $start = time;
         if ($side eq 'loop') {
-            for my $f (@frames) {
-                next unless $f->command eq 'MESSAGE';
-                my ($s, $us) = gettimeofday(); $t1 = $s * 1000000000 + $us * 1000; $t0 //= $t1;
-                my ($h, $body) = ($f->headers, $f->body);
-                $foreign++ unless defined $h->{bb_seq} && length $body;
-                $tm = $t1 if $n == 0;
-                push @at, $t1 if $n % 1000 == 0;
-                $n++;
-            }
+            loop_frames(@frames);
         } else {
             for my $f (@frames) {
                 if ($f->command eq 'MESSAGE') { on_message($f) } else { die "not a MESSAGE\n" }

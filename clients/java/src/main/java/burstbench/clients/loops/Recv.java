@@ -17,6 +17,26 @@ public final class Recv {
     static final int EVERY = 1000;
     static long[] at;
 
+    /**
+     * What the loop does with a message: a consumer reads what it received, as the Consumer
+     * does: the six bench properties and the whole body (the harness's own part is what it
+     * records and checks). activemq-client decodes a property's UTF-8 on every read: that is the
+     * library's work, and the Consumer reads all six (bb_nonce and bb_crc32 too). Also run by
+     * perf/micro/ListenerCost.
+     */
+    public static void read(Message m) throws JMSException {
+        keys += m.getStringProperty("bb_producer").length() + m.getStringProperty("bb_seq").length()
+                + m.getStringProperty("bb_burst").length() + m.getStringProperty("bb_sent_ns").length()
+                + m.getStringProperty("bb_nonce").length() + m.getStringProperty("bb_crc32").length();
+        if (m instanceof BytesMessage) {
+            BytesMessage bm = (BytesMessage) m;
+            int len = (int) bm.getBodyLength();
+            if (buf.length < len) buf = new byte[len];
+            bm.readBytes(buf, len);
+            bytes += len;
+        }
+    }
+
     public static void main(String[] a) throws Exception {
         long n = Long.parseLong(a[2]);
         skip = a.length > 3 ? Long.parseLong(a[3]) : 0;
@@ -29,21 +49,8 @@ public final class Recv {
         CountDownLatch done = new CountDownLatch(1);
         mc.setMessageListener(m -> {
             long now = System.nanoTime();
-            // a consumer reads what it received, as the Consumer does: the six bench properties
-            // and the whole body (the harness's own part is what it records and checks).
-            // activemq-client decodes a property's UTF-8 on every read: that is the library's
-            // work, and the Consumer reads all six (bb_nonce and bb_crc32 too)
             try {
-                keys += m.getStringProperty("bb_producer").length() + m.getStringProperty("bb_seq").length()
-                        + m.getStringProperty("bb_burst").length() + m.getStringProperty("bb_sent_ns").length()
-                        + m.getStringProperty("bb_nonce").length() + m.getStringProperty("bb_crc32").length();
-                if (m instanceof BytesMessage) {
-                    BytesMessage bm = (BytesMessage) m;
-                    int len = (int) bm.getBodyLength();
-                    if (buf.length < len) buf = new byte[len];
-                    bm.readBytes(buf, len);
-                    bytes += len;
-                }
+                read(m);
             } catch (JMSException e) { throw new RuntimeException(e); }
             if (count == skip) mark = now;
             if (count % EVERY == 0) at[(int) (count / EVERY)] = now;
