@@ -72,8 +72,8 @@ for my $round (1 .. $ROUNDS) {
     }
 }
 my $records = ($heads =~ tr/\n//);    # the consumer's record lines of the last round
-my $skip = int($ROUNDS / 4);
-my @diff = map { $ns{consumer}[$_] - $ns{loop}[$_] } $skip .. $ROUNDS - 1;
+my $warm = int($ROUNDS / 4);
+my @diff = map { $ns{consumer}[$_] - $ns{loop}[$_] } $warm .. $ROUNDS - 1;
 
 sub stats {
     my @s = sort { $a <=> $b } @_;
@@ -81,5 +81,5 @@ sub stats {
     return sprintf('[%.1f,%.1f,%.1f]', $med, $s[0], $s[-1]);
 }
 printf qq({"size":%d,"messages":%d,"rounds":%d,"records":%d,"loop_ns":%s,"consumer_ns":%s,)
-  . qq("harness_ns":%s}\n), $SIZE, $N, $ROUNDS - $skip, $records, stats(@{ $ns{loop} }[$skip .. $ROUNDS - 1]),
-  stats(@{ $ns{consumer} }[$skip .. $ROUNDS - 1]), stats(@diff);
+  . qq("harness_ns":%s}\n), $SIZE, $N, $ROUNDS - $warm, $records, stats(@{ $ns{loop} }[$warm .. $ROUNDS - 1]),
+  stats(@{ $ns{consumer} }[$warm .. $ROUNDS - 1]), stats(@diff);

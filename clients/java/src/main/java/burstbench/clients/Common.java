@@ -316,10 +316,46 @@ public final class Common {
 
     private static final Clock UTC = Clock.systemUTC();
 
-    /** Wall clock, ns since the epoch (ns resolution on Linux, JDK >= 15). */
+    /**
+     * Wall clock, ns since the epoch: the monotonic clock plus its distance from the wall clock.
+     * System.nanoTime is a compiler intrinsic; Clock.instant() is a call into the VM and an
+     * Instant, 33-46 ns a message here (docs/perf.md), the clock the other languages read.
+     * Linux slews both clocks alike, so their distance moves only when the wall clock is set
+     * (a step): {@link #reanchor()}, called by the ticker every second, follows it.
+     */
     static long nowNs() {
+        return System.nanoTime() + epochOffset;
+    }
+
+    /** The wall clock as the VM reads it, ns since the epoch (ns resolution on Linux, JDK >= 15). */
+    static long wallNs() {
         Instant t = UTC.instant();
         return t.getEpochSecond() * 1_000_000_000L + t.getNano();
+    }
+
+    /** A step smaller than this is the reading's own jitter, not the wall clock set. */
+    static final long STEP_NS = 20_000;
+    private static volatile long epochOffset = measureOffset();
+
+    /** Wall clock minus monotonic clock, from the tightest of a few readings between two nanoTimes. */
+    static long measureOffset() {
+        long best = Long.MAX_VALUE, offset = 0;
+        for (int i = 0; i < 7; i++) {
+            long a = System.nanoTime(), w = wallNs(), b = System.nanoTime();
+            if (b - a < best) {
+                best = b - a;
+                offset = w - (a + (b - a) / 2);
+            }
+        }
+        return offset;
+    }
+
+    /** Follows a step of the wall clock (see {@link #nowNs()}); true when there was one. */
+    static boolean reanchor() {
+        long o = measureOffset();
+        if (Math.abs(o - epochOffset) < STEP_NS) return false;
+        epochOffset = o;
+        return true;
     }
 
     /** Writes the first min(6, n) digits of the 6-digit zero-padded seq mod 1e6 into dst[0..]. */
@@ -611,6 +647,7 @@ public final class Common {
                 while (true) {
                     Thread.sleep(1000);
                     if (!running()) return;
+                    reanchor();
                     emit("tick", id, "\"t_ns\":" + nowNs() + ",\"" + key + "\":" + total.getAsLong());
                 }
             } catch (InterruptedException ignored) { }

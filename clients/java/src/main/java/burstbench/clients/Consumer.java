@@ -7,6 +7,8 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -62,7 +64,16 @@ public class Consumer {
     private Thread ticker;
 
     // --- state guarded by 'this' (the listener is synchronized: one message at a time)
-    private volatile long received;     // bench messages (read by the ticker)
+    private long received;              // bench messages: written by the listener, read by the ticker (RECEIVED)
+    /** {@link #received}, written and read opaque: a progress count needs no fence (a volatile store is one a message). */
+    private static final VarHandle RECEIVED;
+    static {
+        try {
+            RECEIVED = MethodHandles.lookup().findVarHandle(Consumer.class, "received", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private long foreign, redelivered;
     private int sinceAck;
     private Message lastUnacked;
@@ -301,7 +312,7 @@ public class Consumer {
             return c;
         });
         Common.emit("ready", o.id, "\"role\":\"consumer\"," + Common.nodelayJson(conn, o));
-        ticker = Common.ticker(o.id, "received", () -> received);
+        ticker = Common.ticker(o.id, "received", () -> (long) RECEIVED.getOpaque(this));
         try {
             if (o.gate) {
                 BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -364,7 +375,7 @@ public class Consumer {
         final boolean redel = m.getJMSRedelivered();
         if (redel) redelivered++;
         if (o.records != null) record(pi, di, recvNs, ok, redel);
-        received = received + 1;
+        RECEIVED.setOpaque(this, received + 1);
         return true;
     }
 
