@@ -30,8 +30,12 @@ my $nd = @qdest;
 my $filler = $size > 6 ? 'x' x ($size - 6) : '';
 
 my $sent_total = 0;
-my $rec = '';                  # records, written at stop
-presize(\$rec, $count * $o->{bursts} * 48, 64 << 20) unless $duration_ns;    # lines of ~48 B
+# The records, written at stop: a line "=BURST" when a burst starts (or starts again), then
+# "SEQ\tACTUAL_NS" a message, with "\tSENT_NS" when --rate schedules it (the contract's lines,
+# which add --id, the burst and the schedule, are made at stop: four numbers a message made
+# into text cost 60 ns more, docs/perf.md)
+my $rec = '';
+presize(\$rec, $count * $o->{bursts} * 32, 64 << 20) unless $duration_ns;    # lines of ~27 B
 my $next_tick = Common::now_ns() + 1000000000;
 my ($tx_open, $tx_seq) = (0, 0);
 my $unconfirmed;               # a burst sent but not yet confirmed: [burst, sent, first, last]
@@ -76,7 +80,8 @@ sub send_burst {
     my $end = $duration_ns && !$ns_per_msg ? $start + $duration_ns : 0;    # a timed flood
     my $n = 0;
     my $confirm;                # the frame that carries the receipt was sent
-    for (my $i = 0; $i < $count; $i++) {
+    $rec .= "=$b\n";
+    for my $i (0 .. $count - 1) {    # (a C-style loop cost 100 ns more a message)
         last if $stop;
         my $seq = $base + $i;
         my ($s, $us, $now, $sent_ns);
@@ -120,7 +125,7 @@ sub send_burst {
         $stomp->send(\%h);
         $n++;
         $sent_total++;
-        $rec .= "$id\t$seq\t$b\t$sent_ns\t$now\n";
+        $rec .= $ns_per_msg ? "$seq\t$now\t$sent_ns\n" : "$seq\t$now\n";
         if ($txn && ($n % $txn == 0 || $final)) {
             if ($final) {
                 tx_frame('COMMIT', receipt => $rid);
@@ -148,6 +153,30 @@ sub send_burst {
         $unconfirmed = undef;
     }
     return '';
+}
+
+# The contract's records from $rec (see above), written a megabyte at a time.
+sub write_producer_records {
+    my ($path) = @_;
+    return unless defined $path;
+    open(my $fh, '>', $path) or die "cannot write records to $path: $!\n";
+    my ($b, $out, $pos) = (0, "#producer\tseq\tburst\tsent_ns\tactual_ns\n", 0);
+    while ((my $nl = index($rec, "\n", $pos)) >= 0) {
+        my $l = substr($rec, $pos, $nl - $pos);
+        $pos = $nl + 1;
+        if (substr($l, 0, 1) eq '=') {
+            $b = substr($l, 1);
+            next;
+        }
+        my ($seq, $now, $sent_ns) = split /\t/, $l;
+        $out .= "$id\t$seq\t$b\t" . ($sent_ns // $now) . "\t$now\n";
+        next if length $out < 1 << 20;
+        print $fh $out or die "cannot write records to $path: $!\n";
+        $out = '';
+    }
+    print $fh $out or die "cannot write records to $path: $!\n";
+    close($fh) or die "cannot write records to $path: $!\n";
+    $rec = '';
 }
 
 my $rc = eval {
@@ -186,7 +215,7 @@ my $rc = eval {
         die "no receipt for DISCONNECT: the last burst is unconfirmed\n" unless $confirmed;
         print_burst($unconfirmed);
     }
-    write_records($o->{records}, "#producer\tseq\tburst\tsent_ns\tactual_ns", \$rec);
+    write_producer_records($o->{records});
     emit('done', id => $id, sent => $sent_total);
     1;
 };
