@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import psutil
 import pytest
@@ -249,3 +250,65 @@ def test_every_client_reports_its_sockets_tcp_nodelay(tmp_path):
         assert isinstance(p["tcp_nodelay"], bool), p
         assert p["tcp_nodelay_how"] in ("getsockopt", "library"), p
     assert metrics(out)["accounting"]["lost"] == 0
+
+
+def _queue_stats(sup, broker, hold) -> dict:
+    """The broker's counters by queue (its ``stats`` line); the hold's events kept meanwhile."""
+    got = []
+
+    def take(child, ev):
+        if not hold.take(child, ev) and child is broker.child and ev.get("event") == "stats":
+            got.append(ev)
+
+    broker.child.send("stats")
+    assert sup.wait_until(lambda: got, 30, take), "no stats line"
+    return got[0]["queues"]
+
+
+def test_hold_keeps_each_queue_until_every_one_has_a_consumer(sup, broker, queue_name):
+    # what the one-CPU perf rounds rely on: two consumers that subscribe at different times
+    # start draining together
+    from burstbench.measure import perf
+    py = client_or_skip("stomp-py")
+    qa, qb = f"{queue_name}.a", f"{queue_name}.b"
+    for q in (qa, qb):
+        prod = run_client(py, "producer", ["--url", broker.stomp_url, "--destinations", q,
+                                           "--count", "20"])
+        assert prod.returncode == 0, prod.stderr
+    hold = perf.Hold(sup, broker, [qa, qb])
+    assert [(e["event"], e["queues"]) for e in hold.events] == [("held", [qa, qb])]
+
+    def consumer(q):
+        return subprocess.Popen(py.client.argv("consumer") + [
+            "--url", broker.stomp_url, "--destinations", q, "--count", "20", "--id", "c" + q[-1]],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    first = consumer(qa)
+    try:
+        deadline = time.monotonic() + 60
+        while _queue_stats(sup, broker, hold)[qa]["consumers"] < 1:
+            assert time.monotonic() < deadline, "the first consumer never subscribed"
+            time.sleep(0.1)
+        time.sleep(1.0)  # subscribed for a second: the queue still holds all it had
+        st = _queue_stats(sup, broker, hold)
+        assert (st[qa]["dispatched"], st[qa]["size"]) == (0, 20), st[qa]
+        assert [e["event"] for e in hold.events] == ["held"]
+        second = consumer(qb)
+        outs = [p.communicate(timeout=60) for p in (first, second)]
+    finally:
+        for p in (first, locals().get("second")):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+    for (out, err), p in zip(outs, (first, second)):
+        assert p.returncode == 0, err
+        assert events(out)[-1]["received"] == 20
+    sup.wait_until(lambda: len(hold.events) > 1, 30, hold.take)
+    rel = hold.released()
+    assert rel["queues"] == [qa, qb] and rel["held_ms"] >= 1000
+
+
+def test_hold_names_a_queue_the_broker_does_not_have(sup, broker, queue_name):
+    from burstbench.measure import perf
+    with pytest.raises(perf.PerfError, match=f"cannot hold {queue_name}: no queue {queue_name}"):
+        perf.Hold(sup, broker, [queue_name])

@@ -205,6 +205,8 @@ def test_one_cpu_rounds_run_loop_and_client_together_on_one_cpu(tmp_path, monkey
         if role == "recv":
             # each side's own timed messages always; the common window when there was one
             assert o["common"]["of"] == 1
+            # the broker held both queues until both consumers had subscribed
+            assert o["common"]["held_ms"]["min"] >= 0
             for side in ("loop", "client"):
                 assert 0 < o["own_windows"]["cpu_us_per_msg"][side]["median"] < 10_000
             if not o["common"]["rounds"]:

@@ -215,13 +215,14 @@ def _run_to_end(sup: Supervisor, name: str, argv: list[str], timeout: float,
 
 
 def _run_all(sup: Supervisor, progs: list[tuple[str, list[str]]], timeout: float,
-             cpus: set[int] | None = None, sample: bool = True,
+             cpus: set[int] | None = None, sample: bool = True, on_other=None,
              ) -> tuple[dict[str, list[dict]], dict[str, CpuSampler]]:
     """Start the programs one after the other and wait until all have exited 0: each one's
     events, and (with ``sample``) its CpuSampler, by name. With ``cpus`` each runs on those
     CPUs from its start, under ``taskset``, so that a runtime that sizes itself by the CPUs it
     may use sees them (a JVM started on two and moved to one kept two collector threads,
-    spinning on one); its threads are pinned once more right after the start, in case."""
+    spinning on one); its threads are pinned once more right after the start, in case.
+    ``on_other(child, event)`` gets the events of other children meanwhile (the broker's)."""
     kids: dict[str, object] = {}
     samplers: dict[str, CpuSampler] = {}
     evs: dict[str, list[dict]] = {name: [] for name, _ in progs}
@@ -230,6 +231,8 @@ def _run_all(sup: Supervisor, progs: list[tuple[str, list[str]]], timeout: float
     def take(who, ev: dict) -> None:
         name = next((n for n, c in kids.items() if c is who), None)
         if name is None:
+            if on_other is not None:
+                on_other(who, ev)
             return
         if ev.get("event") == "exit":
             exited.add(name)
@@ -510,6 +513,7 @@ class OneCpu(NamedTuple):
     recv_jit: float = math.nan  # the consumer's, in the common window
     recv_cpu_us_own: float = math.nan  # the consumer's over its own timed messages
     recv_common: float = math.nan  # the common window's messages / the timed messages
+    recv_held_ms: float = math.nan  # how long the broker held the queues for both consumers
 
 
 # A receive round's common window must hold at least this share of each side's timed messages
@@ -555,6 +559,42 @@ def common_window(rcv: dict, arrivals: list[int], count: int,
     return a, b, n_loop, n_client
 
 
+class Hold:
+    """The broker holding queues' dispatch until each has a consumer (its ``hold`` command,
+    broker/src/main/java/burstbench/broker/Main.java): its ``held`` and ``released`` events."""
+
+    def __init__(self, sup: Supervisor, broker, queues: list[str], timeout: float = 30):
+        self.broker, self.queues, self.events = broker, queues, []
+        others = []
+
+        def take(child, ev):
+            self.take(child, ev) or others.append((child, ev))
+
+        broker.child.send("hold " + " ".join(queues))
+        ok = sup.wait_until(lambda: self.events, timeout, take)
+        sup.put_back(others)
+        if not ok:
+            raise PerfError(f"the broker did not answer 'hold' within {timeout:.0f} s")
+        if "error" in self.events[0]:
+            raise PerfError(f"the broker cannot hold {' '.join(queues)}: "
+                            f"{self.events[0]['error']}")
+
+    def take(self, child, ev: dict) -> bool:
+        """Keep the broker's hold events; whether ``ev`` was one."""
+        if child is self.broker.child and ev.get("event") in ("held", "released"):
+            self.events.append(ev)
+            return True
+        return False
+
+    def released(self) -> dict:
+        """The ``released`` event, which must say that every queue had its consumer."""
+        rel = next((e for e in self.events if e.get("event") == "released"), None)
+        if rel is None or rel.get("subscribed") is not True:
+            raise PerfError(f"the broker let {' '.join(self.queues)} go before each had its "
+                            f"consumer: {rel}")
+        return rel
+
+
 def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str, work: Path,
                  skip: int, cpus: set[int], loop_first: bool) -> tuple[OneCpu, OneCpu]:
     """The loop's producer and the client's at the same time, both pinned to ``cpus``, each
@@ -562,7 +602,9 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
     On one CPU the two share the machine's state (the host's speed flips within seconds here,
     docs/perf.md) as closely as two processes can, so their CPU per message compares what
     their code costs. A consumer's is taken in the common window (common_window), when both
-    were running. Returns (loop, client)."""
+    were running. The broker holds both queues until both consumers have subscribed (Hold):
+    each process boots in turn on the one CPU, and a JVM's boot took so long that the
+    consumer started first had drained half its backlog alone. Returns (loop, client)."""
     send_argv, recv_argv = r.client.loops
     url = broker.url_for(r.protocol)
     ql, qc = (f"perf.1cpu.{tag}.{w}.{uuid.uuid4().hex[:6]}" for w in ("loop", "client"))
@@ -576,8 +618,11 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
 
     sent, s_cpu = _run_all(sup, order(
         (ls, [*send_argv, url, ql, str(count), str(size), str(skip)]), (cs, c_send)), 600, cpus)
+    hold = Hold(sup, broker, [ql, qc])
     got, r_cpu = _run_all(sup, order(
-        (lr, [*recv_argv, url, ql, str(count), str(skip)]), (cr, c_recv)), 600, cpus)
+        (lr, [*recv_argv, url, ql, str(count), str(skip)]), (cr, c_recv)), 600, cpus,
+        on_other=hold.take)
+    held_ms = float(hold.released()["held_ms"])
     rcv = got[lr][-1]
     if "at_ns" not in rcv:
         raise PerfError(f"the receive loop of {r.label} reports no at_ns (its arrivals)")
@@ -601,7 +646,7 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
             recv_us, recv_jit = _cpu_apart(r_side, a, b, n)
             faults = r_side.faults_between(a, b) / n
         out.append(OneCpu(send_us, recv_us, smp.send, smp.recv, faults, send_jit, recv_jit,
-                          own_us, share))
+                          own_us, share, held_ms))
     return out[0], out[1]
 
 
@@ -711,6 +756,9 @@ def _one_cpu_summary(one: list[tuple[OneCpu, OneCpu]], role: str) -> dict:
         kept = [x for x in one if not math.isnan(x[0].recv_cpu_us)]
         own = OneCpu._fields.index("recv_cpu_us_own")
         d["common"] = {"rounds": len(kept), "of": len(one)}
+        held = [x[0].recv_held_ms for x in one if not math.isnan(x[0].recv_held_ms)]
+        if held:  # how long the broker held both queues (Hold)
+            d["common"]["held_ms"] = _spread(held)
         if kept:
             d["common"]["share"] = _spread([x[0].recv_common for x in kept])
         d["own_windows"] = {

@@ -17,9 +17,12 @@ import org.apache.activemq.broker.BrokerService;
 import org.apache.activemq.broker.ConnectionContext;
 import org.apache.activemq.broker.TransportConnector;
 import org.apache.activemq.broker.region.Destination;
+import org.apache.activemq.broker.region.DestinationFilter;
 import org.apache.activemq.broker.region.DestinationStatistics;
+import org.apache.activemq.broker.region.Queue;
 import org.apache.activemq.broker.region.Subscription;
 import org.apache.activemq.command.ActiveMQDestination;
+import org.apache.activemq.command.ActiveMQQueue;
 import org.apache.activemq.command.ConsumerInfo;
 import org.apache.activemq.network.NetworkBridge;
 import org.apache.activemq.network.NetworkConnector;
@@ -37,7 +40,9 @@ import org.apache.activemq.network.NetworkConnector;
  * dispatched, in flight, expired, size, consumers, producers) and every network bridge's
  * (enqueued, dequeued), read in the broker's process: the harness's second witness beside the
  * clients' records; ActiveMQ's own queues (the DLQ), every queue consumer (its connection, its
- * prefetch, what it holds unacknowledged) and the store's journal files beside them.
+ * prefetch, what it holds unacknowledged) and the store's journal files beside them. A line
+ * {@code hold Q1 Q2...} holds the named queues' dispatch until each has a consumer ({@link
+ * #hold}).
  *
  * <p>{@code BURSTBENCH_KAHADB_LOG=DEBUG} (or {@code TRACE}) makes KahaDB's MessageDatabase log
  * its checkpoints and which journal files it removes, or keeps and why (log4j2.properties).
@@ -144,12 +149,11 @@ public final class Main {
         try {
           String line;
           while ((line = in.readLine()) != null) {
-            if (line.strip().equals("stats")) {
-              String json = stats(broker);
-              synchronized (System.out) {
-                System.out.println(json);
-                System.out.flush();
-              }
+            String cmd = line.strip();
+            if (cmd.equals("stats")) {
+              say(stats(broker));
+            } else if (cmd.startsWith("hold ")) {
+              hold(broker, List.of(cmd.substring(5).strip().split("\\s+")));
             }
           }
         } catch (IOException ignored) {
@@ -163,6 +167,71 @@ public final class Main {
     }
     stopped.await();
   }
+
+  /** One JSON line on stdout, whole (the stdin watcher, the hold thread and the bridge
+   * watcher write from their own threads). */
+  static void say(String json) {
+    synchronized (System.out) {
+      System.out.println(json);
+      System.out.flush();
+    }
+  }
+
+  /**
+   * {@code hold Q1 Q2...}: pauses dispatch on the named queues (answering {@code
+   * {"event":"held",...}}, or with an {@code "error"} when one does not exist), then resumes
+   * them all at once when every one has a consumer, or after {@code HOLD_S} seconds, and
+   * prints {@code {"event":"released","subscribed":true|false,"held_ms":N,...}}. The perf
+   * harness's one-CPU receive rounds hold the loop's queue and the client's so that their two
+   * consumers, subscribing at different times (each boots in turn on the one CPU), start
+   * draining their backlogs together.
+   */
+  static void hold(BrokerService broker, List<String> names) {
+    List<Queue> queues = new ArrayList<>();
+    StringBuilder list = new StringBuilder("[");
+    for (String n : names) {
+      Destination d;
+      try {
+        d = broker.getRegionBroker().getDestinationMap().get(new ActiveMQQueue(n));
+      } catch (Exception e) {
+        d = null;
+      }
+      while (d instanceof DestinationFilter f) {
+        d = f.getNext();
+      }
+      if (!(d instanceof Queue q)) {
+        say("{\"event\":\"held\",\"error\":\"no queue " + json(n) + "\"}");
+        return;
+      }
+      queues.add(q);
+      list.append(list.length() > 1 ? "," : "").append('"').append(json(n)).append('"');
+    }
+    String named = list.append(']').toString();
+    queues.forEach(Queue::pauseDispatch);
+    say("{\"event\":\"held\",\"queues\":" + named + "}");
+    Thread t = new Thread(() -> {
+      long start = System.nanoTime();
+      long deadline = start + HOLD_S * 1_000_000_000L;
+      while (queues.stream().anyMatch(q -> q.getConsumers().isEmpty())
+          && System.nanoTime() < deadline) {
+        try {
+          Thread.sleep(2);
+        } catch (InterruptedException e) {
+          break;
+        }
+      }
+      boolean all = queues.stream().noneMatch(q -> q.getConsumers().isEmpty());
+      queues.forEach(Queue::resumeDispatch);
+      say("{\"event\":\"released\",\"queues\":" + named + ",\"subscribed\":" + all
+          + ",\"held_ms\":" + (System.nanoTime() - start) / 1_000_000 + ",\"t_ns\":"
+          + epochNanos() + "}");
+    }, "burstbench-hold");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /** How long {@code hold} waits for the queues' consumers before it lets them go anyway. */
+  static final long HOLD_S = 300;
 
   /**
    * Prints {@code {"event":"bridges","active":N}} whenever the number of established network
@@ -178,11 +247,8 @@ public final class Main {
           active += nc.activeBridges().size();
         }
         if (active != last) {
-          synchronized (System.out) {
-            System.out.println("{\"event\":\"bridges\",\"broker\":\"" + broker.getBrokerName()
-                + "\",\"active\":" + active + "}");
-            System.out.flush();
-          }
+          say("{\"event\":\"bridges\",\"broker\":\"" + broker.getBrokerName()
+              + "\",\"active\":" + active + "}");
           last = active;
         }
         try {
