@@ -568,7 +568,8 @@ class Hold:
         others = []
 
         def take(child, ev):
-            self.take(child, ev) or others.append((child, ev))
+            if not self.take(child, ev):
+                others.append((child, ev))  # not the broker's answer: back in the queue after
 
         broker.child.send("hold " + " ".join(queues))
         ok = sup.wait_until(lambda: self.events, timeout, take)
@@ -603,8 +604,9 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
     docs/perf.md) as closely as two processes can, so their CPU per message compares what
     their code costs. A consumer's is taken in the common window (common_window), when both
     were running. The broker holds both queues until both consumers have subscribed (Hold):
-    each process boots in turn on the one CPU, and a JVM's boot took so long that the
-    consumer started first had drained half its backlog alone. Returns (loop, client)."""
+    each process boots in turn on the one CPU, and the JMS consumer started first drained
+    alone for the 1.0-1.5 s the other JVM took to subscribe (docs/perf.md). Returns (loop,
+    client)."""
     send_argv, recv_argv = r.client.loops
     url = broker.url_for(r.protocol)
     ql, qc = (f"perf.1cpu.{tag}.{w}.{uuid.uuid4().hex[:6]}" for w in ("loop", "client"))
