@@ -252,17 +252,11 @@ def test_every_client_reports_its_sockets_tcp_nodelay(tmp_path):
     assert metrics(out)["accounting"]["lost"] == 0
 
 
-def _queue_stats(sup, broker, hold) -> dict:
-    """The broker's counters by queue (its ``stats`` line); the hold's events kept meanwhile."""
-    got = []
-
-    def take(child, ev):
-        if not hold.take(child, ev) and child is broker.child and ev.get("event") == "stats":
-            got.append(ev)
-
-    broker.child.send("stats")
-    assert sup.wait_until(lambda: got, 30, take), "no stats line"
-    return got[0]["queues"]
+def _queue_stats(sup, broker) -> dict:
+    """The broker's counters by queue (its ``stats`` line)."""
+    st = broker.ask(sup, "stats", "stats")
+    assert st is not None, "no stats line"
+    return st["queues"]
 
 
 def test_hold_keeps_each_queue_until_every_one_has_a_consumer(sup, broker, queue_name):
@@ -286,11 +280,11 @@ def test_hold_keeps_each_queue_until_every_one_has_a_consumer(sup, broker, queue
     first = consumer(qa)
     try:
         deadline = time.monotonic() + 60
-        while _queue_stats(sup, broker, hold)[qa]["consumers"] < 1:
+        while _queue_stats(sup, broker)[qa]["consumers"] < 1:
             assert time.monotonic() < deadline, "the first consumer never subscribed"
             time.sleep(0.1)
         time.sleep(1.0)  # subscribed for a second: the queue still holds all it had
-        st = _queue_stats(sup, broker, hold)
+        st = _queue_stats(sup, broker)
         assert (st[qa]["dispatched"], st[qa]["size"]) == (0, 20), st[qa]
         assert [e["event"] for e in hold.events] == ["held"]
         second = consumer(qb)

@@ -28,21 +28,10 @@ DLQ = "/queue/ActiveMQ.DLQ"
 
 
 def stats(sup, broker) -> dict:
-    broker.child.send("stats")
-    deadline = time.monotonic() + 20
-    others = []
-    try:
-        while time.monotonic() < deadline:
-            ev = sup.wait_event(deadline - time.monotonic())
-            if ev is None:
-                break
-            who, e = ev
-            if who is broker.child and e.get("event") == "stats":
-                return e
-            others.append(ev)
-    finally:
-        sup.put_back(others)
-    raise AssertionError("no stats line from the broker")
+    st = broker.ask(sup, "stats", "stats", 20)
+    if st is None:
+        raise AssertionError("no stats line from the broker")
+    return st
 
 
 class Counter(stomp.ConnectionListener):

@@ -145,6 +145,26 @@ class Broker:
     def ports(self) -> list[int]:
         return [self.spec.openwire_port, self.spec.stomp_port, self.spec.ws_port]
 
+    def ask(self, sup: Supervisor, line: str, event: str, timeout: float = 30) -> dict | None:
+        """Write ``line`` on the launcher's stdin (``stats``, ``hold Q1 Q2``) and return the first
+        ``event`` it prints after, or None after ``timeout`` seconds; the other children's
+        events taken meanwhile go back to the supervisor's queue, in order."""
+        got: list[dict] = []
+        others: list[tuple[Child, dict]] = []
+
+        def take(who: Child, ev: dict) -> None:
+            if not got and who is self.child and ev.get("event") == event:
+                got.append(ev)
+            else:
+                others.append((who, ev))
+
+        self.child.send(line)
+        try:
+            sup.wait_until(lambda: bool(got), timeout, take)
+        finally:
+            sup.put_back(others)
+        return got[0] if got else None
+
     def store_bytes(self) -> int:
         """Bytes on disk under the broker's data directory (the store's size)."""
         total = 0

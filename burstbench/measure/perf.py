@@ -564,21 +564,13 @@ class Hold:
     broker/src/main/java/burstbench/broker/Main.java): its ``held`` and ``released`` events."""
 
     def __init__(self, sup: Supervisor, broker, queues: list[str], timeout: float = 30):
-        self.broker, self.queues, self.events = broker, queues, []
-        others = []
-
-        def take(child, ev):
-            if not self.take(child, ev):
-                others.append((child, ev))  # not the broker's answer: back in the queue after
-
-        broker.child.send("hold " + " ".join(queues))
-        ok = sup.wait_until(lambda: self.events, timeout, take)
-        sup.put_back(others)
-        if not ok:
+        self.broker, self.queues = broker, queues
+        held = broker.ask(sup, "hold " + " ".join(queues), "held", timeout)
+        if held is None:
             raise PerfError(f"the broker did not answer 'hold' within {timeout:.0f} s")
-        if "error" in self.events[0]:
-            raise PerfError(f"the broker cannot hold {' '.join(queues)}: "
-                            f"{self.events[0]['error']}")
+        if "error" in held:
+            raise PerfError(f"the broker cannot hold {' '.join(queues)}: {held['error']}")
+        self.events = [held]
 
     def take(self, child, ev: dict) -> bool:
         """Keep the broker's hold events; whether ``ev`` was one."""

@@ -458,12 +458,20 @@ sub presize {
     $$ref = '';
 }
 
+# The records file: the header line, then $data: a string's ref, or a sub that returns the next
+# piece of lines and undef at the end.
 sub write_records {
     my ($path, $header, $data) = @_;
     return unless defined $path;
-    open(my $fh, '>', $path) or die "cannot write records to $path: $!\n";
-    print $fh $header, "\n", $$data or die "cannot write records to $path: $!\n";
-    close($fh) or die "cannot write records to $path: $!\n";
+    my $failed = "cannot write records to $path";
+    open(my $fh, '>', $path) or die "$failed: $!\n";
+    print $fh $header, "\n" or die "$failed: $!\n";
+    if (ref $data eq 'CODE') {
+        while (defined(my $piece = $data->())) { print $fh $piece or die "$failed: $!\n" }
+    } else {
+        print $fh $$data or die "$failed: $!\n";
+    }
+    close($fh) or die "$failed: $!\n";
 }
 
 1;

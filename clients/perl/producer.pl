@@ -155,28 +155,23 @@ sub send_burst {
     return '';
 }
 
-# The contract's records from $rec (see above), written a megabyte at a time.
-sub write_producer_records {
-    my ($path) = @_;
-    return unless defined $path;
-    open(my $fh, '>', $path) or die "cannot write records to $path: $!\n";
-    my ($b, $out, $pos) = (0, "#producer\tseq\tburst\tsent_ns\tactual_ns\n", 0);
-    while ((my $nl = index($rec, "\n", $pos)) >= 0) {
-        my $l = substr($rec, $pos, $nl - $pos);
-        $pos = $nl + 1;
-        if (substr($l, 0, 1) eq '=') {
-            $b = substr($l, 1);
-            next;
+# The contract's lines from $rec (see above), a megabyte at a time (for write_records).
+sub contract_lines {
+    my ($b, $pos) = (0, 0);
+    return sub {
+        my $out = '';
+        while (length $out < 1 << 20 && (my $nl = index($rec, "\n", $pos)) >= 0) {
+            my $l = substr($rec, $pos, $nl - $pos);
+            $pos = $nl + 1;
+            if (substr($l, 0, 1) eq '=') {
+                $b = substr($l, 1);
+                next;
+            }
+            my ($seq, $now, $sent_ns) = split /\t/, $l;
+            $out .= "$id\t$seq\t$b\t" . ($sent_ns // $now) . "\t$now\n";
         }
-        my ($seq, $now, $sent_ns) = split /\t/, $l;
-        $out .= "$id\t$seq\t$b\t" . ($sent_ns // $now) . "\t$now\n";
-        next if length $out < 1 << 20;
-        print $fh $out or die "cannot write records to $path: $!\n";
-        $out = '';
-    }
-    print $fh $out or die "cannot write records to $path: $!\n";
-    close($fh) or die "cannot write records to $path: $!\n";
-    $rec = '';
+        return length $out ? $out : undef;
+    };
 }
 
 my $rc = eval {
@@ -215,7 +210,7 @@ my $rc = eval {
         die "no receipt for DISCONNECT: the last burst is unconfirmed\n" unless $confirmed;
         print_burst($unconfirmed);
     }
-    write_producer_records($o->{records});
+    write_records($o->{records}, "#producer\tseq\tburst\tsent_ns\tactual_ns", contract_lines());
     emit('done', id => $id, sent => $sent_total);
     1;
 };
