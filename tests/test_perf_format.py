@@ -1,5 +1,7 @@
 """./bench perf's table (pure formatting): the CLI rows compare like with like."""
 
+import math
+
 import pytest
 
 from burstbench.measure.perf import format_row
@@ -76,6 +78,34 @@ def test_cpu_between_interpolates_and_refuses_an_uncovered_span():
     # the faults column, read the same way
     assert s.faults_between(5, 15) == 37.0 - 12.0
     assert s.faults_between(0, 20) == 50.0
+    # and the system CPU and the read calls
+    s.samples = [(0, 0.0, 7.0, 0.0, 10.0, 100.0), (10, 100.0, 17.0, 0.0, 30.0, 140.0)]
+    assert s.sys_between(0, 10) == 20.0 and s.reads_between(5, 10) == 20.0
+
+
+def test_a_sampler_reads_the_system_cpu_and_read_calls_of_a_process():
+    """A live process's own figures from /proc: its system CPU and its read system calls grow
+    as it reads (here: a child reading /dev/zero in 1-byte reads)."""
+    import subprocess
+    import sys
+    import time
+
+    from burstbench.measure.perf import CpuSampler
+
+    reader = "import os\nf = os.open('/dev/zero', os.O_RDONLY)\nwhile True: os.read(f, 1)"
+    p = subprocess.Popen([sys.executable, "-c", reader])
+    try:
+        s = CpuSampler(p.pid, every=0.01)
+        s.start()
+        time.sleep(0.6)
+        s.halt.set()
+        s.join()
+    finally:
+        p.kill()
+        p.wait()
+    (t0, *_), (t1, *_) = s.samples[0], s.samples[-1]
+    assert s.reads_between(t0, t1) > 1000
+    assert 0 < s.sys_between(t0, t1) <= s.cpu_between(t0, t1)
 
 
 def test_the_consumers_page_faults_per_message_are_printed_under_its_cpu():
@@ -89,6 +119,32 @@ def test_the_consumers_page_faults_per_message_are_printed_under_its_cpu():
     assert len(lines) == 4
     assert lines[3].lstrip().startswith("page faults/msg")
     assert "0.002" in lines[3] and "0.263" in lines[3]
+
+
+def test_a_one_cpu_receive_prints_where_its_cpu_went():
+    from burstbench.measure.perf import OneCpu, _one_cpu_summary, format_row
+
+    def side(recv, sys_us, reads):
+        return OneCpu(10.0, recv, 1, 1, 0.0, recv_cpu_us_own=recv, recv_common=0.8,
+                      recv_sys_us=sys_us, recv_reads=reads)
+
+    one = [(side(14.0, 0.8, 0.166), side(14.8, 0.85 + 0.01 * i, 0.164)) for i in range(9)]
+    recv = _one_cpu_summary(one, "recv")
+    assert recv["sys_us_per_msg"]["client"]["median"] == pytest.approx(0.89)
+    assert recv["reads_per_msg"]["loop"]["median"] == pytest.approx(0.166)
+    # a side that could not be read (nan) leaves the figure out rather than print a nan
+    gap = [(side(14.0, 0.8, math.nan), side(14.8, 0.9, 0.164))] + one[1:]
+    assert "reads_per_msg" not in _one_cpu_summary(gap, "recv")
+    assert "sys_us_per_msg" not in _one_cpu_summary(one, "send")
+    spread = {"median": 1.0, "min": 1.0, "max": 1.0}
+    row = {"client": "net-stomp", "size": 1024,
+           "send": {"loop": spread, "client": spread, "ratio": 1.0},
+           "recv": {"loop": spread, "client": spread, "ratio": 1.0, "one_cpu": recv}}
+    text = format_row(row)
+    kernel = next(x for x in text.splitlines() if "kernel us/msg" in x)
+    assert "0.80 (0.80-0.80)" in kernel and "0.89 (0.85-0.93)" in kernel
+    reads = next(x for x in text.splitlines() if "reads/msg" in x)
+    assert "0.166" in reads and "0.164" in reads
 
 
 def test_a_burst_too_large_for_the_brokers_queue_memory_is_refused_before_anything_starts(

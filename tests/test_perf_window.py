@@ -212,6 +212,12 @@ def test_one_cpu_rounds_run_loop_and_client_together_on_one_cpu(tmp_path, monkey
             if not o["common"]["rounds"]:
                 continue
             assert MIN_COMMON <= o["common"]["share"]["min"] <= 1
+            # where the consumers' CPU went: the kernel's part (less than the whole), and the
+            # reads a message (a 1 KiB frame is over 1 KiB: Net::Stomp reads 8 KiB at most)
+            for side in ("loop", "client"):
+                cpu = o["cpu_us_per_msg"][side]["median"]
+                assert 0 <= o["sys_us_per_msg"][side]["median"] < cpu
+                assert 1 / 8 < o["reads_per_msg"][side]["median"] <= 1
         assert 0 < o["cpu_us_per_msg"]["loop"]["median"] < 10_000
         assert 0 < o["cpu_us_per_msg"]["client"]["median"] < 10_000
         assert o["ratio"]["median"] > 0 and o["rates"]["client"]["median"] > 0

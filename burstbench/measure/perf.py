@@ -73,15 +73,20 @@ class CpuSampler(threading.Thread):
     afterwards: a figure of the process's own work per message, which the broker's and the
     machine's scheduling move much less than they move its rate. The faults count the fresh
     memory it touched: on this VM each costs 3-6 µs, so a consumer that keeps 1 KiB of every
-    message pays about a microsecond a message that its loop, which keeps nothing, does not."""
+    message pays about a microsecond a message that its loop, which keeps nothing, does not.
+    Beside them: its system CPU time (/proc's stime, in clock ticks), which tells whether a
+    gap between two processes is in the kernel or in their own code, and its read system
+    calls (/proc/PID/io's syscr, nan where it cannot be read), which tell whether two that
+    read the same socket traffic read it in the same pieces."""
 
     def __init__(self, pid: int, every: float = 0.005):
         super().__init__(daemon=True, name=f"cpu-{pid}")
-        self.path, self.every = f"/proc/{pid}/stat", every
+        self.path, self.io, self.every = f"/proc/{pid}/stat", f"/proc/{pid}/io", every
         self.clock = process_cpu_clock(pid)
         self.jit = JitThreads(pid)
-        # (epoch ns, CPU ns, minor faults, CPU ns of its JIT compiler threads)
-        self.samples: list[tuple[int, float, float, float]] = []
+        # (epoch ns, CPU ns, minor faults, CPU ns of its JIT compiler threads, system CPU ns,
+        # read system calls)
+        self.samples: list[tuple[int, float, float, float, float, float]] = []
         self.halt = threading.Event()
 
     def run(self) -> None:
@@ -96,7 +101,8 @@ class CpuSampler(threading.Thread):
             except (OSError, IndexError):
                 return
             # fields[0] is the state (field 3): minflt is field 10, utime and stime 14 and 15
-            self.samples.append((time.time_ns(), cpu, float(fields[7]), self.jit.cpu_ns()))
+            self.samples.append((time.time_ns(), cpu, float(fields[7]), self.jit.cpu_ns(),
+                                 int(fields[12]) * _TICK_NS, self._reads()))
             self.halt.wait(self.every)
 
     def cpu_between(self, first_ns: int, last_ns: int) -> float:
@@ -105,6 +111,25 @@ class CpuSampler(threading.Thread):
         that disconnects and prints) is taken at its last sample: that can only make it look
         cheaper than it was."""
         return self._between(first_ns, last_ns, 1)
+
+    def _reads(self) -> float:
+        try:
+            with open(self.io, "rb") as f:
+                for line in f:
+                    if line.startswith(b"syscr:"):
+                        return float(line.split()[1])
+        except OSError:
+            pass
+        return math.nan
+
+    def sys_between(self, first_ns: int, last_ns: int) -> float:
+        """System CPU ns from first_ns to last_ns, as cpu_between (counted in clock ticks:
+        10 ms here)."""
+        return self._between(first_ns, last_ns, 4)
+
+    def reads_between(self, first_ns: int, last_ns: int) -> float:
+        """Read system calls from first_ns to last_ns, as cpu_between."""
+        return self._between(first_ns, last_ns, 5)
 
     def faults_between(self, first_ns: int, last_ns: int) -> float:
         """Minor page faults from first_ns to last_ns, as cpu_between."""
@@ -514,6 +539,8 @@ class OneCpu(NamedTuple):
     recv_cpu_us_own: float = math.nan  # the consumer's over its own timed messages
     recv_common: float = math.nan  # the common window's messages / the timed messages
     recv_held_ms: float = math.nan  # how long the broker held the queues for both consumers
+    recv_sys_us: float = math.nan  # the consumer's system CPU µs per message, common window
+    recv_reads: float = math.nan   # its read system calls per message, common window
 
 
 # A receive round's common window must hold at least this share of each side's timed messages
@@ -634,13 +661,14 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
              (arrivals[skip], arrivals[-1])))):
         send_us, send_jit = _cpu_apart(s_side, *send_window)
         own_us = _cpu_apart(r_side, *own, max(1, count - skip - 1))[0]  # as _cpu_us counts
-        recv_us = recv_jit = faults = math.nan
+        recv_us = recv_jit = faults = sys_us = reads = math.nan
         if common is not None:
             a, b, n = common[0], common[1], common[2 + i]
             recv_us, recv_jit = _cpu_apart(r_side, a, b, n)
             faults = r_side.faults_between(a, b) / n
+            sys_us, reads = r_side.sys_between(a, b) / 1000 / n, r_side.reads_between(a, b) / n
         out.append(OneCpu(send_us, recv_us, smp.send, smp.recv, faults, send_jit, recv_jit,
-                          own_us, share, held_ms))
+                          own_us, share, held_ms, sys_us, reads))
     return out[0], out[1]
 
 
@@ -772,6 +800,11 @@ def _one_cpu_summary(one: list[tuple[OneCpu, OneCpu]], role: str) -> dict:
     if role == "recv":
         d["faults_per_msg"] = {"loop": _spread([x.recv_faults for x in loops]),
                                "client": _spread([x.recv_faults for x in mine])}
+        # where the CPU went: the kernel's part, and how many reads the socket traffic took
+        for key, field in (("sys_us_per_msg", "recv_sys_us"), ("reads_per_msg", "recv_reads")):
+            lo, cl = ([getattr(x, field) for x in side] for side in (loops, mine))
+            if not any(math.isnan(v) for v in lo + cl):
+                d[key] = {"loop": _spread(lo), "client": _spread(cl)}
     jit = "send_jit" if role == "send" else "recv_jit"
     d["jit_share"] = {"loop": _spread([getattr(x, jit) for x in loops]),
                       "client": _spread([getattr(x, jit) for x in mine])}
@@ -1046,7 +1079,10 @@ ONE_CPU_FOOTNOTE = (
     "speed flips within seconds here and moves both alike, so this ratio settles where the "
     "rates' cannot (docs/perf.md).\n  A JVM's one-CPU rounds run longer, the extra all "
     "warm-up (--count-jvm-one-cpu); JIT share: the part of\n  its timed CPU its compiler "
-    "threads took, left out of its CPU per message (compiling is a one-time cost).")
+    "threads took, left out of its CPU per message (compiling is a one-time cost).\n  "
+    "kernel us/msg: the system part of a consumer's CPU in the common window (in 10 ms ticks: "
+    "a rough figure\n  a round, its median less so); reads/msg: its read system calls a "
+    "message (how it took the socket's traffic).")
 
 CPU_FOOTNOTE = (
     "CPU us/msg: the consumer process's own CPU time (user + system, from /proc) over the timed "
@@ -1099,6 +1135,13 @@ def _cpu_line(label: str, role: str, loop: dict, client: dict, ratio: dict) -> s
             + ("" if ratio["median"] >= TARGET else "  < 0.95") + _ci(ratio))
 
 
+def _pair_line(label: str, role: str, loop: dict, client: dict, fmt: str) -> str:
+    """A row's line of one more figure, loop and client side by side (no ratio)."""
+    return (f"{label:<22}{role:<5}"
+            f"{loop['median']:>10{fmt}} ({loop['min']:{fmt}}-{loop['max']:{fmt}})".ljust(58)
+            + f"{client['median']:>10{fmt}} ({client['min']:{fmt}}-{client['max']:{fmt}})")
+
+
 def format_row(row: dict) -> str:
     lines = []
     for role in ("send", "recv"):
@@ -1134,14 +1177,14 @@ def format_row(row: dict) -> str:
                              f"({ow['ratio']['min']:.2f}-{ow['ratio']['max']:.2f})")
             jl, jc = o.get("jit_share", {}).get("loop"), o.get("jit_share", {}).get("client")
             if jl and jc and (jl["max"] > 0 or jc["max"] > 0):
-                lines.append(f"{'  1 CPU, JIT share':<22}{role:<5}"
-                             f"{jl['median']:>10.1%} ({jl['min']:.1%}-{jl['max']:.1%})".ljust(58)
-                             + f"{jc['median']:>10.1%} ({jc['min']:.1%}-{jc['max']:.1%})")
+                lines.append(_pair_line("  1 CPU, JIT share", role, jl, jc, ".1%"))
+            for key, label, fmt in (("sys_us_per_msg", "  1 CPU, kernel us/msg", ".2f"),
+                                    ("reads_per_msg", "  1 CPU, reads/msg", ".3f")):
+                if key in o:
+                    lines.append(_pair_line(label, role, o[key]["loop"], o[key]["client"], fmt))
         if "faults_per_msg" in d:
-            fl, fc = d["faults_per_msg"]["loop"], d["faults_per_msg"]["client"]
-            lines.append(f"{'  page faults/msg':<22}{role:<5}"
-                         f"{fl['median']:>10.3f} ({fl['min']:.3f}-{fl['max']:.3f})".ljust(58)
-                         + f"{fc['median']:>10.3f} ({fc['min']:.3f}-{fc['max']:.3f})")
+            lines.append(_pair_line("  page faults/msg", role, d["faults_per_msg"]["loop"],
+                                    d["faults_per_msg"]["client"], ".3f"))
         if "tuned" in d:
             tu = d["tuned"]["rates"]
             lines.append(f"{'  ' + d['tuned']['client']:<22}{role:<5}"
