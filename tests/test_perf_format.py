@@ -86,6 +86,7 @@ def test_cpu_between_interpolates_and_refuses_an_uncovered_span():
 def test_a_sampler_reads_the_system_cpu_and_read_calls_of_a_process():
     """A live process's own figures from /proc: its system CPU and its read system calls grow
     as it reads (here: a child reading /dev/zero in 1-byte reads)."""
+    import os
     import subprocess
     import sys
     import time
@@ -106,6 +107,8 @@ def test_a_sampler_reads_the_system_cpu_and_read_calls_of_a_process():
     (t0, *_), (t1, *_) = s.samples[0], s.samples[-1]
     assert s.reads_between(t0, t1) > 1000
     assert 0 < s.sys_between(t0, t1) <= s.cpu_between(t0, t1)
+    # once it is gone (reaped above), the last count stands: a loop exits inside its window
+    assert not os.path.exists(s.io) and s._reads() == s.samples[-1][5]
 
 
 def test_the_consumers_page_faults_per_message_are_printed_under_its_cpu():
@@ -141,7 +144,7 @@ def test_a_one_cpu_receive_prints_where_its_cpu_went():
            "send": {"loop": spread, "client": spread, "ratio": 1.0},
            "recv": {"loop": spread, "client": spread, "ratio": 1.0, "one_cpu": recv}}
     text = format_row(row)
-    kernel = next(x for x in text.splitlines() if "kernel us/msg" in x)
+    kernel = next(x for x in text.splitlines() if "sys us/msg" in x)
     assert "0.80 (0.80-0.80)" in kernel and "0.89 (0.85-0.93)" in kernel
     reads = next(x for x in text.splitlines() if "reads/msg" in x)
     assert "0.166" in reads and "0.164" in reads

@@ -82,6 +82,7 @@ class CpuSampler(threading.Thread):
     def __init__(self, pid: int, every: float = 0.005):
         super().__init__(daemon=True, name=f"cpu-{pid}")
         self.path, self.io, self.every = f"/proc/{pid}/stat", f"/proc/{pid}/io", every
+        self.last_reads = math.nan
         self.clock = process_cpu_clock(pid)
         self.jit = JitThreads(pid)
         # (epoch ns, CPU ns, minor faults, CPU ns of its JIT compiler threads, system CPU ns,
@@ -113,14 +114,16 @@ class CpuSampler(threading.Thread):
         return self._between(first_ns, last_ns, 1)
 
     def _reads(self) -> float:
+        """Its read system calls so far; the last count read when /proc/PID/io cannot be read
+        (a process that is exiting, whose stat still can), nan before any."""
         try:
             with open(self.io, "rb") as f:
                 for line in f:
                     if line.startswith(b"syscr:"):
-                        return float(line.split()[1])
+                        self.last_reads = float(line.split()[1])
         except OSError:
             pass
-        return math.nan
+        return self.last_reads
 
     def sys_between(self, first_ns: int, last_ns: int) -> float:
         """System CPU ns from first_ns to last_ns, as cpu_between (counted in clock ticks:
@@ -1080,9 +1083,9 @@ ONE_CPU_FOOTNOTE = (
     "rates' cannot (docs/perf.md).\n  A JVM's one-CPU rounds run longer, the extra all "
     "warm-up (--count-jvm-one-cpu); JIT share: the part of\n  its timed CPU its compiler "
     "threads took, left out of its CPU per message (compiling is a one-time cost).\n  "
-    "kernel us/msg: the system part of a consumer's CPU in the common window (in 10 ms ticks: "
-    "a rough figure\n  a round, its median less so); reads/msg: its read system calls a "
-    "message (how it took the socket's traffic).")
+    "sys us/msg: the system (kernel) part of a consumer's CPU in the common window (counted "
+    "in 10 ms ticks: rough\n  in a round, less so as a median); reads/msg: its read system "
+    "calls a message (how it took the socket's traffic).")
 
 CPU_FOOTNOTE = (
     "CPU us/msg: the consumer process's own CPU time (user + system, from /proc) over the timed "
@@ -1178,7 +1181,7 @@ def format_row(row: dict) -> str:
             jl, jc = o.get("jit_share", {}).get("loop"), o.get("jit_share", {}).get("client")
             if jl and jc and (jl["max"] > 0 or jc["max"] > 0):
                 lines.append(_pair_line("  1 CPU, JIT share", role, jl, jc, ".1%"))
-            for key, label, fmt in (("sys_us_per_msg", "  1 CPU, kernel us/msg", ".2f"),
+            for key, label, fmt in (("sys_us_per_msg", "  1 CPU, sys us/msg", ".2f"),
                                     ("reads_per_msg", "  1 CPU, reads/msg", ".3f")):
                 if key in o:
                     lines.append(_pair_line(label, role, o[key]["loop"], o[key]["client"], fmt))
