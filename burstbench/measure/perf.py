@@ -76,8 +76,8 @@ class CpuSampler(threading.Thread):
     message pays about a microsecond a message that its loop, which keeps nothing, does not.
     Beside them: its system CPU time (/proc's stime, in clock ticks), which tells whether a
     gap between two processes is in the kernel or in their own code, and its read system
-    calls (/proc/PID/io's syscr, nan where it cannot be read), which tell whether two that
-    read the same socket traffic read it in the same pieces."""
+    calls (/proc/PID/io's syscr; nan until it could be read once), which tell whether two
+    that read the same socket traffic read it in the same pieces."""
 
     def __init__(self, pid: int, every: float = 0.005):
         super().__init__(daemon=True, name=f"cpu-{pid}")
