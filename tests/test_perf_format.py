@@ -96,7 +96,7 @@ def test_a_sampler_reads_the_system_cpu_and_read_calls_of_a_process():
     reader = "import os\nf = os.open('/dev/zero', os.O_RDONLY)\nwhile True: os.read(f, 1)"
     p = subprocess.Popen([sys.executable, "-c", reader])
     try:
-        s = CpuSampler(p.pid, every=0.01)
+        s = CpuSampler(p.pid, every=0.01, reads=True)
         s.start()
         time.sleep(0.6)
         s.halt.set()

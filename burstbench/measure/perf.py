@@ -75,13 +75,15 @@ class CpuSampler(threading.Thread):
     memory it touched: on this VM each costs 3-6 µs, so a consumer that keeps 1 KiB of every
     message pays about a microsecond a message that its loop, which keeps nothing, does not.
     Beside them: its system CPU time (/proc's stime, in clock ticks), which tells whether a
-    gap between two processes is in the kernel or in their own code, and its read system
-    calls (/proc/PID/io's syscr; nan until it could be read once), which tell whether two
-    that read the same socket traffic read it in the same pieces."""
+    gap between two processes is in the kernel or in their own code. With ``reads`` (one more
+    file a sample, so only where they are used: the one-CPU receives), its read system calls
+    too (/proc/PID/io's syscr; nan until read once), which tell whether two that read the same
+    socket traffic read it in the same pieces."""
 
-    def __init__(self, pid: int, every: float = 0.005):
+    def __init__(self, pid: int, every: float = 0.005, reads: bool = False):
         super().__init__(daemon=True, name=f"cpu-{pid}")
-        self.path, self.io, self.every = f"/proc/{pid}/stat", f"/proc/{pid}/io", every
+        self.path, self.every = f"/proc/{pid}/stat", every
+        self.io = f"/proc/{pid}/io" if reads else None
         self.last_reads = math.nan
         self.clock = process_cpu_clock(pid)
         self.jit = JitThreads(pid)
@@ -116,6 +118,8 @@ class CpuSampler(threading.Thread):
     def _reads(self) -> float:
         """Its read system calls so far; the last count read when /proc/PID/io cannot be read
         (a process that is exiting, whose stat still can), nan before any."""
+        if self.io is None:
+            return math.nan
         try:
             with open(self.io, "rb") as f:
                 for line in f:
@@ -244,12 +248,13 @@ def _run_to_end(sup: Supervisor, name: str, argv: list[str], timeout: float,
 
 def _run_all(sup: Supervisor, progs: list[tuple[str, list[str]]], timeout: float,
              cpus: set[int] | None = None, sample: bool = True, on_other=None,
-             ) -> tuple[dict[str, list[dict]], dict[str, CpuSampler]]:
+             reads: bool = False) -> tuple[dict[str, list[dict]], dict[str, CpuSampler]]:
     """Start the programs one after the other and wait until all have exited 0: each one's
-    events, and (with ``sample``) its CpuSampler, by name. With ``cpus`` each runs on those
-    CPUs from its start, under ``taskset``, so that a runtime that sizes itself by the CPUs it
-    may use sees them (a JVM started on two and moved to one kept two collector threads,
-    spinning on one); its threads are pinned once more right after the start, in case.
+    events, and (with ``sample``) its CpuSampler, by name (counting its read calls too with
+    ``reads``). With ``cpus`` each runs on those CPUs from its start, under ``taskset``, so
+    that a runtime that sizes itself by the CPUs it may use sees them (a JVM started on two
+    and moved to one kept two collector threads, spinning on one); its threads are pinned once
+    more right after the start, in case.
     ``on_other(child, event)`` gets the events of other children meanwhile (the broker's)."""
     kids: dict[str, object] = {}
     samplers: dict[str, CpuSampler] = {}
@@ -276,7 +281,7 @@ def _run_all(sup: Supervisor, progs: list[tuple[str, list[str]]], timeout: float
             if cpus is not None:
                 pin_threads([child.pid], cpus)
             if sample:
-                samplers[name] = CpuSampler(child.pid)
+                samplers[name] = CpuSampler(child.pid, reads=reads)
                 samplers[name].start()
         try:
             ok = sup.wait_until(lambda: len(exited) == len(kids), timeout, take,
@@ -645,7 +650,7 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
     hold = Hold(sup, broker, [ql, qc])
     got, r_cpu = _run_all(sup, order(
         (lr, [*recv_argv, url, ql, str(count), str(skip)]), (cr, c_recv)), 600, cpus,
-        on_other=hold.take)
+        on_other=hold.take, reads=True)
     held_ms = float(hold.released()["held_ms"])
     rcv = got[lr][-1]
     if "at_ns" not in rcv:
@@ -801,10 +806,10 @@ def _one_cpu_summary(one: list[tuple[OneCpu, OneCpu]], role: str) -> dict:
               "rounds": {"loop": [getattr(x, cpu) for x in loops],
                          "client": [getattr(x, cpu) for x in mine]}})
     if role == "recv":
-        d["faults_per_msg"] = {"loop": _spread([x.recv_faults for x in loops]),
-                               "client": _spread([x.recv_faults for x in mine])}
-        # where the CPU went: the kernel's part, and how many reads the socket traffic took
-        for key, field in (("sys_us_per_msg", "recv_sys_us"), ("reads_per_msg", "recv_reads")):
+        # the fresh memory it touched, where its CPU went (the kernel's part), and how many
+        # reads the socket's traffic took; a figure a side could not read is left out
+        for key, field in (("faults_per_msg", "recv_faults"), ("sys_us_per_msg", "recv_sys_us"),
+                           ("reads_per_msg", "recv_reads")):
             lo, cl = ([getattr(x, field) for x in side] for side in (loops, mine))
             if not any(math.isnan(v) for v in lo + cl):
                 d[key] = {"loop": _spread(lo), "client": _spread(cl)}
