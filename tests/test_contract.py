@@ -183,6 +183,21 @@ def test_ten_thousand_burst_exact_accounting(spec, shared_broker, tmp_path):
     assert a.out_of_order == 0
 
 
+@pytest.mark.parametrize("spec", SPECS)
+def test_each_record_names_the_queue_it_came_from(spec, shared_broker, tmp_path):
+    """A producer sends its message s to queue s mod n: a consumer of one queue and a consumer
+    of two write each record's dest as the queue its message came from (the Perl consumer
+    leaves the destination header out of its per-message line when it has one queue)."""
+    r = client_or_skip(spec)
+    base = f"contract.dest.{uuid.uuid4().hex[:8]}"
+    for queues in ([base + ".a"], [base + ".b", base + ".c"]):
+        sent, got, done = pair_run(shared_broker, r, r, 100, 6, tmp_path, queue=",".join(queues))
+        a = measure.account(sent, {"c": got}, done.get("foreign", 0), size=6)
+        assert (a.sent, a.received, a.lost, a.duplicates, a.foreign) == (100, 100, 0, 0, 0)
+        assert [g.dest for g in sorted(got, key=lambda g: g.seq)] == [
+            queues[s % len(queues)] for s in range(100)]
+
+
 ACK_CASES = [(spec, mode) for spec in PAIRS
              for mode in [*sorted(clients.resolve(spec).client.ack_modes), "tx"]]
 

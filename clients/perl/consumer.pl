@@ -97,6 +97,10 @@ my ($heads, $bodies) = ('', '');
 my $SIZE = $o->{size};
 my $FILL = $SIZE > 256 ? 'x' x ($SIZE - 6) : undef;
 my $expected = $o->{count} * $o->{bursts};
+# With one queue the record line leaves out the destination header (30-60 ns a message,
+# perf/micro/listener-cost.pl): a subscription to a queue (no wildcards, no composite names:
+# clients/contract.md) gets only that queue's messages, as the Java consumer records them.
+my $one_queue = @{ $o->{dests} } == 1 ? "/queue/$o->{dests}[0]" : '';
 presize(\$heads, $expected * 128);    # a line is about 100 bytes
 presize(\$bodies, $expected * ($SIZE <= 256 ? $SIZE : 6));
 
@@ -104,6 +108,12 @@ presize(\$bodies, $expected * ($SIZE <= 256 ? $SIZE : 6));
 sub body_facts { (length $_[0], Compress::Raw::Zlib::crc32($_[0]), substr($_[0], 0, 6)) }
 
 sub on_message {
+    # an absent header keeps an empty field; a tab inside a value makes the line too long:
+    # either way the record fails its check at stop and the message counts as foreign. At stop
+    # an empty bb_nonce or bb_crc32 is written '-', as an absent one: the contract never sends
+    # either empty, and telling them apart here (with //) cost 30-60 ns a message
+    # (perf/micro/listener-cost.pl). For the whole sub: a block of its own costs 30-50 ns.
+    no warnings 'uninitialized';
     my ($s, $us) = gettimeofday();
     $now = $s * 1000000000 + $us * 1000;
     my $f = $_[0];
@@ -118,13 +128,10 @@ sub on_message {
         $bodies .= pack('N a6', Compress::Raw::Zlib::crc32($body), $body);
         $n = -$n;
     }
-    {
-        # an absent header keeps an empty field; a tab inside a value makes the line too long:
-        # either way the record fails its check at stop and the message counts as foreign. At
-        # stop an empty bb_nonce or bb_crc32 is written '-', as an absent one: the contract never
-        # sends either empty, and telling them apart here (with //) cost 30-60 ns a message
-        # (perf/micro/listener-cost.pl)
-        no warnings 'uninitialized';
+    if ($one_queue) {    # every message is the one subscription's: its queue is named at stop
+        $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t"
+          . "$h->{redelivered}\t$h->{bb_nonce}\t$h->{bb_crc32}\t$n\n";
+    } else {
         $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t"
           . "$h->{redelivered}\t$h->{destination}\t$h->{bb_nonce}\t$h->{bb_crc32}\t$n\n";
     }
@@ -187,7 +194,9 @@ sub make_records {
             ($len, $crc, $b6) = (-$n, unpack('N a6', substr($bodies, $pos, 10)));
             $pos += 10;
         }
-        my ($t, $p, $sq, $bu, $sn, $rd, $de, $nonce, $hcrc, $more) = split /\t/, $l, 10;
+        my ($t, $p, $sq, $bu, $sn, $rd, @rest) = split /\t/, $l, 10;
+        my $de = $one_queue || shift @rest;
+        my ($nonce, $hcrc, $more) = @rest;
         my $line = "$p\t$sq\t$bu\t$sn";
         unless (!defined $more && defined $hcrc
                 && $line =~ /^[A-Za-z0-9_.-]{1,64}\t(\d{1,18})\t\d{1,18}\t\d{1,19}\z/) {

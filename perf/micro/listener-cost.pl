@@ -23,6 +23,7 @@ $ROUNDS //= 40;
 my $FILL = $SIZE > 256 ? 'x' x ($SIZE - 6) : undef;
 my ($heads, $bodies, $now, $seen, $stop, $target, $mode) = ('', '', 0, 0, 0, 0, 0);
 my ($stomp, %pending, $unacked, $ack_every, $txn, $tx_n);
+my $one_queue = '/queue/bb-q0';    # one queue, as ./bench perf clients runs the consumer
 sub flush_acks { }
 sub commit_tx { }
 
