@@ -314,6 +314,35 @@ def test_a_body_changed_anywhere_is_caught_by_its_crc(spec, shared_broker, tmp_p
     assert recs[0].crc_body == f"{want(0):08x}" and recs[1].crc_body != f"{want(1):08x}"
 
 
+@pytest.mark.parametrize("spec", PAIRS)
+def test_nonce_and_crc_headers_are_recorded_as_received(spec, shared_broker, tmp_path):
+    """bb_crc32 in canonical form (8 lowercase hex digits), in another form (upper case, not
+    hex) and absent, and bb_nonce present and absent: each record keeps both as received, '-'
+    when absent. Consumers keep a canonical CRC as a number and another form apart (the JMS
+    consumer in a map, the rare path of its record), so every form is checked."""
+    import stomp
+
+    r = client_or_skip(spec)
+    q = f"contract.asreceived.{uuid.uuid4().hex[:8]}"
+    crc = measure.BodyCrc(6)
+    heads = [("n1", f"{crc(0):08x}"), ("n1", f"{crc(1):08X}"), (None, "not-hex"), ("n1", None)]
+    conn = stomp.Connection11([("127.0.0.1", shared_broker.spec.stomp_port)], auto_decode=False)
+    conn.connect(wait=True)
+    for i, (nonce, c) in enumerate(heads):
+        h = {"bb_producer": "p1", "bb_seq": str(i), "bb_burst": "0", "bb_sent_ns": "1"}
+        h.update({k: v for k, v in (("bb_nonce", nonce), ("bb_crc32", c)) if v is not None})
+        conn.send("/queue/" + q, b"%06d" % i, headers=h)
+    conn.disconnect(receipt="bye")
+    crec = tmp_path / "c.tsv"
+    c = run_client(r, "consumer", ["--url", _url(shared_broker, r), "--destinations", q,
+                                   "--count", str(len(heads)), "--size", "6",
+                                   "--records", str(crec)])
+    assert c.returncode == 0, c.stderr
+    recs = sorted(measure.read_consumer_records(crec), key=lambda x: x.seq)
+    assert [(x.nonce, x.crc_header) for x in recs] == [
+        (n or "-", v or "-") for n, v in heads]
+
+
 # -- every producer with every consumer -----------------------------------------------------
 def _pair(p: str, c: str):
     """The browser with a tuned entry is opt-in (browser_full): a Chromium per side costs
