@@ -101,6 +101,28 @@ def pair_run(
     return (measure.read_producer_records(prec), measure.read_consumer_records(crec), done)
 
 
+def send_raw(broker, queue: str, messages) -> None:
+    """(body, headers) pairs sent to ``queue`` with stomp.py, as a producer outside the
+    contract would: the headers exactly as given, nothing added."""
+    import stomp
+
+    conn = stomp.Connection11([("127.0.0.1", broker.spec.stomp_port)], auto_decode=False)
+    conn.connect(wait=True)
+    for body, headers in messages:
+        conn.send("/queue/" + queue, body, headers=headers)
+    conn.disconnect(receipt="bye")
+
+
+def consume(broker, r: clients.Resolved, queue: str, count: int, size: int, tmp) -> list:
+    """The client's consumer takes ``count`` messages of ``queue``: its records, by seq."""
+    crec = tmp / f"c-{uuid.uuid4().hex[:6]}.tsv"
+    c = run_client(r, "consumer", ["--url", _url(broker, r), "--destinations", queue,
+                                   "--count", str(count), "--size", str(size),
+                                   "--records", str(crec)])
+    assert c.returncode == 0, c.stderr
+    return sorted(measure.read_consumer_records(crec), key=lambda x: x.seq)
+
+
 # -- each client on its own ----------------------------------------------------------------
 @pytest.mark.parametrize("spec", SPECS)
 def test_version_answers(spec):
@@ -235,15 +257,10 @@ def test_edge_sizes_survive(spec, size, shared_broker, tmp_path):
 @pytest.mark.parametrize("spec", SPECS)
 def test_foreign_messages_are_counted_not_fatal(spec, shared_broker, tmp_path):
     """A message without the bench headers is foreign: counted, acknowledged, no crash."""
-    import stomp
-
     r = client_or_skip(spec)
     q = f"contract.foreign.{uuid.uuid4().hex[:8]}"
-    conn = stomp.Connection11([("127.0.0.1", shared_broker.spec.stomp_port)])
-    conn.connect(wait=True)
-    conn.send("/queue/" + q, "not a bench message", headers={"bb_seq": "not-a-number"})
-    conn.send("/queue/" + q, b"\x00\xffbinary junk")
-    conn.disconnect(receipt="bye")
+    send_raw(shared_broker, q, [("not a bench message", {"bb_seq": "not-a-number"}),
+                                (b"\x00\xffbinary junk", {})])
     py = clients.resolve("stomp-py")
     # 2 foreign + 3 bench messages; the consumer stops after 5 of any kind? No: after 3 bench
     # messages it may stop, so use --gate and stop it once the producer is done.
@@ -290,25 +307,15 @@ def test_a_body_changed_anywhere_is_caught_by_its_crc(spec, shared_broker, tmp_p
     its records must be that of the bytes it received."""
     import zlib
 
-    import stomp
-
     r = client_or_skip(spec)
     q = f"contract.changed.{uuid.uuid4().hex[:8]}"
     want = measure.BodyCrc(1024)
     sound = [b"%06d" % i + b"x" * 1018 for i in range(3)]
     got_bodies = [sound[0], sound[1][:500] + b"y" + sound[1][501:], sound[2][:-1] + b"z"]
-    conn = stomp.Connection11([("127.0.0.1", shared_broker.spec.stomp_port)], auto_decode=False)
-    conn.connect(wait=True)
-    for i, body in enumerate(got_bodies):
-        conn.send("/queue/" + q, body, headers={
-            "bb_producer": "p1", "bb_seq": str(i), "bb_burst": "0", "bb_sent_ns": "1",
-            "bb_nonce": "0", "bb_crc32": f"{want(i):08x}"})
-    conn.disconnect(receipt="bye")
-    crec = tmp_path / "c.tsv"
-    c = run_client(r, "consumer", ["--url", _url(shared_broker, r), "--destinations", q,
-                                   "--count", "3", "--size", "1024", "--records", str(crec)])
-    assert c.returncode == 0, c.stderr
-    recs = sorted(measure.read_consumer_records(crec), key=lambda x: x.seq)
+    send_raw(shared_broker, q, [(body, {
+        "bb_producer": "p1", "bb_seq": str(i), "bb_burst": "0", "bb_sent_ns": "1",
+        "bb_nonce": "0", "bb_crc32": f"{want(i):08x}"}) for i, body in enumerate(got_bodies)])
+    recs = consume(shared_broker, r, q, 3, 1024, tmp_path)
     assert [x.seq for x in recs] == [0, 1, 2] and all(x.nbytes == 1024 for x in recs)
     assert [x.crc_body for x in recs] == [f"{zlib.crc32(b):08x}" for b in got_bodies]
     assert recs[0].crc_body == f"{want(0):08x}" and recs[1].crc_body != f"{want(1):08x}"
@@ -320,25 +327,15 @@ def test_nonce_and_crc_headers_are_recorded_as_received(spec, shared_broker, tmp
     hex) and absent, and bb_nonce present and absent: each record keeps both as received, '-'
     when absent. Consumers keep a canonical CRC as a number and another form apart (the JMS
     consumer in a map, the rare path of its record), so every form is checked."""
-    import stomp
-
     r = client_or_skip(spec)
     q = f"contract.asreceived.{uuid.uuid4().hex[:8]}"
     crc = measure.BodyCrc(6)
     heads = [("n1", f"{crc(0):08x}"), ("n1", f"{crc(1):08X}"), (None, "not-hex"), ("n1", None)]
-    conn = stomp.Connection11([("127.0.0.1", shared_broker.spec.stomp_port)], auto_decode=False)
-    conn.connect(wait=True)
-    for i, (nonce, c) in enumerate(heads):
-        h = {"bb_producer": "p1", "bb_seq": str(i), "bb_burst": "0", "bb_sent_ns": "1"}
-        h.update({k: v for k, v in (("bb_nonce", nonce), ("bb_crc32", c)) if v is not None})
-        conn.send("/queue/" + q, b"%06d" % i, headers=h)
-    conn.disconnect(receipt="bye")
-    crec = tmp_path / "c.tsv"
-    c = run_client(r, "consumer", ["--url", _url(shared_broker, r), "--destinations", q,
-                                   "--count", str(len(heads)), "--size", "6",
-                                   "--records", str(crec)])
-    assert c.returncode == 0, c.stderr
-    recs = sorted(measure.read_consumer_records(crec), key=lambda x: x.seq)
+    send_raw(shared_broker, q, [
+        (b"%06d" % i, {"bb_producer": "p1", "bb_seq": str(i), "bb_burst": "0", "bb_sent_ns": "1",
+                       **{k: v for k, v in (("bb_nonce", nonce), ("bb_crc32", c)) if v}})
+        for i, (nonce, c) in enumerate(heads)])
+    recs = consume(shared_broker, r, q, len(heads), 6, tmp_path)
     assert [(x.nonce, x.crc_header) for x in recs] == [
         (n or "-", v or "-") for n, v in heads]
 

@@ -66,6 +66,32 @@ def process_cpu_clock(pid: int) -> int | None:
     return clock
 
 
+class _ProcFile:
+    """A /proc file of one process, opened once and read from its start at each sample (one
+    pread, not an open, a read and a close every few ms). The open file stays the process's
+    own, whatever its PID is given to later. ``read`` is None once it cannot be read: the
+    process is gone (or the file closed)."""
+
+    def __init__(self, path: str):
+        self.path, self.fd, self.closed = path, None, False
+
+    def read(self) -> bytes | None:
+        if self.closed:
+            return None
+        try:
+            if self.fd is None:
+                self.fd = os.open(self.path, os.O_RDONLY)
+            return os.pread(self.fd, 4096, 0)
+        except OSError:
+            return None
+
+    def close(self) -> None:
+        self.closed = True
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
 class CpuSampler(threading.Thread):
     """The CPU time (user + system, all threads) and the minor page faults of one process,
     read from /proc every ``every`` seconds with the wall clock beside them, so that what it
@@ -84,6 +110,8 @@ class CpuSampler(threading.Thread):
         super().__init__(daemon=True, name=f"cpu-{pid}")
         self.path, self.every = f"/proc/{pid}/stat", every
         self.io = f"/proc/{pid}/io" if reads else None
+        self._stat = _ProcFile(self.path)
+        self._io = _ProcFile(self.io) if reads else None
         self.last_reads = math.nan
         self.clock = process_cpu_clock(pid)
         self.jit = JitThreads(pid)
@@ -93,20 +121,27 @@ class CpuSampler(threading.Thread):
         self.halt = threading.Event()
 
     def run(self) -> None:
-        while not self.halt.is_set():
-            try:
-                with open(self.path, "rb") as f:
-                    fields = f.read().rsplit(b")", 1)[1].split()
-                # the process's CPU clock counts in ns; /proc's utime + stime in clock ticks
-                # (10 ms here: 1% of a one-second window at each end), its fallback
-                cpu = (float(time.clock_gettime_ns(self.clock)) if self.clock is not None
-                       else (int(fields[11]) + int(fields[12])) * _TICK_NS)
-            except (OSError, IndexError):
-                return
-            # fields[0] is the state (field 3): minflt is field 10, utime and stime 14 and 15
-            self.samples.append((time.time_ns(), cpu, float(fields[7]), self.jit.cpu_ns(),
-                                 int(fields[12]) * _TICK_NS, self._reads()))
-            self.halt.wait(self.every)
+        try:
+            while not self.halt.is_set():
+                stat = self._stat.read()
+                if stat is None:    # the process is gone
+                    return
+                try:
+                    fields = stat.rsplit(b")", 1)[1].split()
+                    # the process's CPU clock counts in ns; /proc's utime + stime in clock
+                    # ticks (10 ms here: 1% of a one-second window at each end), its fallback
+                    cpu = (float(time.clock_gettime_ns(self.clock)) if self.clock is not None
+                           else (int(fields[11]) + int(fields[12])) * _TICK_NS)
+                except (OSError, IndexError):
+                    return
+                # fields[0] is the state (field 3): minflt is field 10, utime and stime 14, 15
+                self.samples.append((time.time_ns(), cpu, float(fields[7]), self.jit.cpu_ns(),
+                                     int(fields[12]) * _TICK_NS, self._reads()))
+                self.halt.wait(self.every)
+        finally:
+            self._stat.close()
+            if self._io is not None:
+                self._io.close()
 
     def cpu_between(self, first_ns: int, last_ns: int) -> float:
         """CPU ns spent from first_ns to last_ns (interpolated between samples); nan when the
@@ -118,15 +153,11 @@ class CpuSampler(threading.Thread):
     def _reads(self) -> float:
         """Its read system calls so far; the last count read when /proc/PID/io cannot be read
         (a process that is exiting, whose stat still can), nan before any."""
-        if self.io is None:
-            return math.nan
-        try:
-            with open(self.io, "rb") as f:
-                for line in f:
-                    if line.startswith(b"syscr:"):
-                        self.last_reads = float(line.split()[1])
-        except OSError:
-            pass
+        data = self._io.read() if self._io is not None else None
+        for line in (data or b"").splitlines():
+            if line.startswith(b"syscr:"):
+                self.last_reads = float(line.split()[1])
+                break
         return self.last_reads
 
     def sys_between(self, first_ns: int, last_ns: int) -> float:
