@@ -519,6 +519,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rounds in which loop and client run at the same time, pinned to one "
                    "CPU (the broker on another), compared by CPU per message: the machine's "
                    "state falls on both at once (default: as many as --rounds; 0: none)")
+    p.add_argument("--self-check", type=_int(0), default=0, metavar="N",
+                   help="N more one-CPU receive rounds with the loop on both sides (A/A): how "
+                   "far the one-CPU comparison leans on its own, which two copies of one code "
+                   "should show as 1.00 (default 0: none)")
     p.add_argument("--optimized-dispatch", action=argparse.BooleanOptionalAction, default=False,
                    help="the broker's queues dispatch in the waking thread (see bench run --help)")
     p.set_defaults(func=cmd_perf)

@@ -112,6 +112,51 @@ def test_a_row_prints_its_interval_and_verdict():
     assert "CI" not in recv
 
 
+def test_the_common_span_is_where_every_consumer_ran_warm():
+    """From the latest warm start to the earliest last message, each consumer's messages in
+    it; nothing when the span is empty or too thin a share of someone's timed messages."""
+    def even(first, rate):  # messages by time t, arriving at `rate` a ns from `first`
+        return lambda t: max(0.0, (t - first) * rate)
+
+    span = perf._common_span([(100, 1100), (300, 900)], [even(0, 1.0), even(0, 0.5)],
+                             count=1200, skip=200)
+    assert span == (300, 900, [600.0, 300.0])
+    assert perf._common_span([(100, 200), (300, 900)], [even(0, 1), even(0, 1)], 1200, 200) is None
+    # 100 of 1,000 timed messages is under MIN_COMMON
+    assert perf._common_span([(0, 1000), (900, 2000)], [even(0, 1), even(0, 1)], 1200, 200) is None
+
+
+def test_the_aa_check_holds_one_or_leans():
+    """Two copies of one code: their interval should hold 1.00; one that does not says the
+    comparison itself leans; fewer than 5 rounds settle nothing."""
+    assert perf.lean(perf.median_ci([0.97, 0.99, 1.0, 1.02, 1.04])) == "none"
+    assert perf.lean(perf.median_ci([0.90, 0.92, 0.93, 0.95, 0.97])) == "leans"
+    assert perf.lean(perf.median_ci([0.99, 1.0, 1.01])) == "unsettled"
+    sc = perf._self_check_summary([(4.0, 4.0, 0.8), (math.nan, math.nan, math.nan),
+                                   (4.2, 4.0, 0.9)])
+    assert sc["rounds"] == 2 and sc["of"] == 3
+    assert sc["ratio"]["min"] == 1.0 and sc["ratio"]["max"] == pytest.approx(1.05)
+    assert sc["cpu_us_per_msg"]["a"]["max"] == 4.2 and sc["share"]["min"] == 0.8
+    assert perf._self_check_summary([(math.nan,) * 3]) == {"rounds": 0, "of": 1}
+
+
+def test_a_row_prints_its_aa_line():
+    from burstbench.measure.perf import format_row
+
+    side = {"median": 10, "min": 9, "max": 11}
+    sc = perf._self_check_summary([(4.0, 4.1, 0.9), (4.1, 4.0, 0.9), (4.0, 4.0, 0.8),
+                                   (3.9, 4.0, 0.9), (4.0, 3.9, 0.9)])
+    row = {"client": "net-stomp", "size": 6,
+           "send": {"loop": side, "client": side, "ratio": 1.0},
+           "recv": {"loop": side, "client": side, "ratio": 1.0, "self_check": sc}}
+    aa = format_row(row).splitlines()[-1]
+    assert aa.startswith("  1 CPU, A/A loops") and aa.endswith(
+        "94% CI 0.97-1.03: lean none  (5 of 5 rounds)"), aa
+    row["recv"]["self_check"] = {"rounds": 0, "of": 2}
+    assert format_row(row).splitlines()[-1].endswith("no common window in any of its 2 rounds: "
+                                                     "nothing to compare")
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("spec", ["net-stomp", "stomp-py", "stompjs", "openwire-jms"])
 def test_each_loop_marks_message_skip_and_both_sides_are_timed_after_it(spec, tmp_path,
@@ -227,6 +272,47 @@ def test_one_cpu_rounds_run_loop_and_client_together_on_one_cpu(tmp_path, monkey
     # two ABAB rounds (warm-up + 1) sample a consumer each, unpinned: 4; two one-CPU rounds
     # sample 4 processes each, pinned: 8
     assert seen.count(set(cpus)) == 4 and seen.count({cpus[0]}) == 8, seen
+
+
+@pytest.mark.integration
+def test_aa_rounds_drain_two_loop_queues_together_on_one_cpu(tmp_path, monkeypatch):
+    """The real broker and loops: --self-check's rounds fill two queues with the loop's
+    producer and drain them with two of its receive loops at once, all four pinned to the first
+    CPU, and the row gets both loops' CPU per message in their common window."""
+    import io
+    import os
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs")
+    monkeypatch.setattr(perf.results.paths, "RESULTS", tmp_path)
+    seen = []
+    real = perf.CpuSampler
+
+    class Watching(real):
+        def __init__(self, pid, *a, **k):
+            super().__init__(pid, *a, **k)
+            seen.append((os.sched_getaffinity(pid), Path(f"/proc/{pid}/cmdline").read_bytes()))
+
+    monkeypatch.setattr(perf, "CpuSampler", Watching)
+    out = io.StringIO()
+    doc = perf.run(["net-stomp"], [1024], {1024: 3000}, 1, out=out, with_cli=False,
+                   with_tuned=False, one_cpu_rounds=0, self_check_rounds=1)
+    assert doc["one_cpu"] is None
+    assert doc["self_check"] == {"rounds": 1, "clients_cpu": cpus[0], "broker_cpu": cpus[-1]}
+    (row,) = doc["table"]
+    sc = row["recv"]["self_check"]
+    assert sc["of"] == 1 and "self_check" not in row["send"]
+    if sc["rounds"]:
+        assert MIN_COMMON <= sc["share"]["min"] <= 1
+        for side in ("a", "b"):
+            assert 0 < sc["cpu_us_per_msg"][side]["median"] < 10_000
+        assert sc["ratio"]["median"] > 0
+    assert "1 CPU, A/A loops" in out.getvalue()
+    # the A/A rounds (warm-up + 1) sample two loop producers and two receive loops each, all
+    # pinned, all the loop's: no client process among them
+    pinned = [cmd for cpu, cmd in seen if cpu == {cpus[0]}]
+    assert len(pinned) == 8 and all(b"perf/loops/perl-" in cmd for cmd in pinned), pinned
 
 
 @pytest.mark.integration

@@ -614,15 +614,26 @@ def common_window(rcv: dict, arrivals: list[int], count: int,
     (always the client), and loop / client fell from 0.90-0.97 at 9-20% alone to 0.82-0.85.
     Likely, alone it outruns the broker on the other CPU and waits for each next batch, each
     wait a wake-up (not proven; docs/perf.md)."""
-    a = max(int(rcv["mark_ns"]), arrivals[skip])
-    b = min(int(rcv["last_ns"]), arrivals[-1])
+    w = _common_span([(int(rcv["mark_ns"]), int(rcv["last_ns"])), (arrivals[skip], arrivals[-1])],
+                     [lambda t: loop_arrived(rcv, t), lambda t: bisect.bisect_right(arrivals, t)],
+                     count, skip)
+    return None if w is None else (w[0], w[1], *w[2])
+
+
+def _common_span(spans: list[tuple[int, int]], arrived: list, count: int,
+                 skip: int) -> tuple[int, int, list[float]] | None:
+    """From the latest of the consumers' warm starts to the earliest of their last messages
+    (``spans``: each one's (message SKIP, last message), epoch ns), and each one's messages in
+    that span (``arrived``: each one's count of messages by a time); None when the span is
+    empty or holds less than MIN_COMMON of some consumer's timed messages."""
+    a = max(x[0] for x in spans)
+    b = min(x[1] for x in spans)
     if b <= a:
         return None
-    n_loop = loop_arrived(rcv, b) - loop_arrived(rcv, a)
-    n_client = bisect.bisect_right(arrivals, b) - bisect.bisect_right(arrivals, a)
-    if min(n_loop, n_client) < MIN_COMMON * (count - skip):
+    n = [got(b) - got(a) for got in arrived]
+    if min(n) < MIN_COMMON * (count - skip):
         return None
-    return a, b, n_loop, n_client
+    return a, b, n
 
 
 class Hold:
@@ -711,6 +722,47 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
     return out[0], out[1]
 
 
+def self_check_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str,
+                    work: Path, skip: int, cpus: set[int],
+                    loop_first: bool) -> tuple[float, float, float]:
+    """A one-CPU receive round with the loop on both sides (A/A): two of the loop's producers
+    fill a queue each at the same time, then two of its receive loops drain them together, each
+    its own, pinned and held as one_cpu_once runs loop and client (``work`` unused: the loops
+    keep no records). Two copies of one code cost the same a message, so their ratio shows how
+    far the comparison leans on its own: toward a queue, or the side started first (loop a
+    when ``loop_first``, else loop b). Returns loop a's and loop b's CPU µs a message in their
+    common window, and its share of the timed messages; three nan when the round had no
+    common window."""
+    send_argv, recv_argv = r.client.loops
+    url = broker.url_for(r.protocol)
+    qs = [f"perf.aa.{tag}.{w}.{uuid.uuid4().hex[:6]}" for w in ("a", "b")]
+
+    def order(progs):
+        return progs if loop_first else progs[::-1]
+
+    _run_all(sup, order([(f"aa-send-{w}-{tag}", [*send_argv, url, q, str(count), str(size),
+                                                  str(skip)]) for w, q in zip("ab", qs)]),
+             600, cpus)
+    hold = Hold(sup, broker, qs)
+    names = [f"aa-recv-{w}-{tag}" for w in "ab"]
+    got, cpu = _run_all(sup, order([(n, [*recv_argv, url, q, str(count), str(skip)])
+                                    for n, q in zip(names, qs)]),
+                        600, cpus, on_other=hold.take)
+    hold.released()
+    rcv = [got[n][-1] for n in names]
+    for n, x in zip(names, rcv):
+        if "at_ns" not in x or int(x["count"]) != count:
+            raise PerfError(f"{n} ({r.label}'s receive loop) received {x.get('count')} of "
+                            f"{count}, or reports no at_ns")
+    w = _common_span([(int(x["mark_ns"]), int(x["last_ns"])) for x in rcv],
+                     [lambda t, x=x: loop_arrived(x, t) for x in rcv], count, skip)
+    if w is None:
+        return math.nan, math.nan, math.nan
+    a, b, n = w
+    return (_cpu_apart(cpu[names[0]], a, b, n[0])[0], _cpu_apart(cpu[names[1]], a, b, n[1])[0],
+            min(n) / (count - skip))
+
+
 def _cpu_apart(sampler: CpuSampler, first: int, last: int, n: float) -> tuple[float, float]:
     """CPU µs per message over ``n`` messages from first to last, a JVM's compiler threads
     left out, and the share of the CPU they took. What compiling is left in a window is a
@@ -784,9 +836,10 @@ def cli_pair_once(sup, broker, count: int, size: int, tag: str):
 
 
 def _one_cpu_rounds(sup, broker, r: clients.Resolved, count: int, size: int, work: Path,
-                    skip: int, rounds: int, cpus: list[int]) -> list[tuple[OneCpu, OneCpu]]:
+                    skip: int, rounds: int, cpus: list[int], once=one_cpu_once) -> list[tuple]:
     """``rounds`` one-CPU rounds after one discarded (loop started first in even rounds, the
-    client in odd ones), the broker kept on the last CPU meanwhile and then let go again."""
+    client in odd ones), the broker kept on the last CPU meanwhile and then let go again.
+    ``once`` runs a round: one_cpu_once (loop and client), or self_check_once (A/A)."""
     if not rounds:
         return []
     got = []
@@ -794,8 +847,8 @@ def _one_cpu_rounds(sup, broker, r: clients.Resolved, count: int, size: int, wor
     try:
         for i in range(rounds + 1):
             tag = f"{r.client.name}-{size}-{i}"
-            pair = one_cpu_once(sup, broker, r, count, size, tag, work, skip, {cpus[0]},
-                                loop_first=i % 2 == 0)
+            pair = once(sup, broker, r, count, size, tag, work, skip, {cpus[0]},
+                        loop_first=i % 2 == 0)
             if i:
                 got.append(pair)
     finally:
@@ -848,6 +901,28 @@ def _one_cpu_summary(one: list[tuple[OneCpu, OneCpu]], role: str) -> dict:
     d["jit_share"] = {"loop": _spread([getattr(x, jit) for x in loops]),
                       "client": _spread([getattr(x, jit) for x in mine])}
     return d
+
+
+def _self_check_summary(rounds: list[tuple[float, float, float]]) -> dict:
+    """The A/A rounds (self_check_once): how many had a common window, each loop's CPU µs a
+    message, a / b round by round with its interval (which should hold 1.00), and the window's
+    share of the timed messages."""
+    kept = [x for x in rounds if not math.isnan(x[0])]
+    d: dict = {"rounds": len(kept), "of": len(rounds)}
+    if kept:
+        d.update({"cpu_us_per_msg": {"a": _spread([x[0] for x in kept]),
+                                     "b": _spread([x[1] for x in kept])},
+                  "ratio": _paired(kept, [(x[1],) for x in kept], 0),
+                  "share": _spread([x[2] for x in kept])})
+    return d
+
+
+def lean(ci: dict) -> str:
+    """What an A/A interval says: 'none' when it holds 1.00 (as two copies of one code should),
+    'leans' when it does not; 'unsettled' when it is too narrow a claim (fewer than 5 rounds)."""
+    if ci["confidence"] < MIN_CONFIDENCE:
+        return "unsettled"
+    return "none" if ci["lo"] <= 1 <= ci["hi"] else "leans"
 
 
 def _tuned_of(r: clients.Resolved) -> clients.Resolved | None:
@@ -939,12 +1014,16 @@ def run(
     optimized_dispatch: bool = False, counts_jvm: dict[int, int] | None = None,
     with_cli: bool = True, warmup: float = 0.5, with_tuned: bool = True,
     one_cpu_rounds: int = 0, counts_jvm_one_cpu: dict[int, int] | None = None,
+    self_check_rounds: int = 0,
 ) -> dict:
     resolved = [clients.resolve(s) for s in specs]
     cpus = sorted(os.sched_getaffinity(0))
     if one_cpu_rounds and len(cpus) < 2:
         raise PerfError(f"one-CPU rounds need two CPUs (one for the broker, one shared by loop "
                         f"and client); this process may run on {len(cpus)}: --one-cpu-rounds 0")
+    if self_check_rounds and len(cpus) < 2:
+        raise PerfError(f"A/A rounds need two CPUs (one for the broker, one shared by the two "
+                        f"loops); this process may run on {len(cpus)}: --self-check 0")
     for r in resolved:
         why = r.client.missing()
         if why:
@@ -1020,9 +1099,11 @@ def run(
                                                         counts_jvm_one_cpu)
                     one = _one_cpu_rounds(sup, broker, r, one_count, size, work, one_skip,
                                           one_cpu_rounds, cpus)
+                    aa = _one_cpu_rounds(sup, broker, r, one_count, size, work, one_skip,
+                                         self_check_rounds, cpus, once=self_check_once)
                     row = {"client": r.label, "size": size, "count": count, "skip": skip,
                            "send_timed_from_mark": send_timed_from_mark(r)}
-                    if one:
+                    if one or aa:
                         row["one_cpu_count"], row["one_cpu_skip"] = one_count, one_skip
                     for role, idx in (("send", 0), ("recv", 1)):
                         lo = _spread([s[idx] for s in samples["loop"]])
@@ -1060,6 +1141,8 @@ def run(
                                                   "rounds": [s[idx] for s in samples["tuned"]]}
                         if one:
                             row[role]["one_cpu"] = _one_cpu_summary(one, role)
+                        if aa and role == "recv":
+                            row[role]["self_check"] = _self_check_summary(aa)
                         for mode, ours, theirs in (("apart", "client", "cli"),
                                                    ("together", "pair", "cli_pair")):
                             if not samples[theirs]:
@@ -1088,6 +1171,8 @@ def run(
         "optimized_dispatch": optimized_dispatch,
         "one_cpu": {"rounds": one_cpu_rounds, "clients_cpu": cpus[0],
                     "broker_cpu": cpus[-1]} if one_cpu_rounds else None,
+        "self_check": {"rounds": self_check_rounds, "clients_cpu": cpus[0],
+                       "broker_cpu": cpus[-1]} if self_check_rounds else None,
     }
     (run_dir.dir / "perf.json").write_text(json.dumps(results.json_safe(doc), indent=2))
     run_dir.finish("complete")
@@ -1122,6 +1207,14 @@ ONE_CPU_FOOTNOTE = (
     "sys us/msg: the system (kernel) part of a consumer's CPU in the common window (counted "
     "in 10 ms ticks: rough\n  in a round, less so as a median); reads/msg: its read system "
     "calls a message (how it took the socket's traffic).")
+
+SELF_CHECK_FOOTNOTE = (
+    "1 CPU, A/A loops: {rounds} more one-CPU receive rounds with the loop on both sides: two of "
+    "its producers fill a queue each,\n  then two of its receive loops, a and b (each starts "
+    "first in turn), drain them together, pinned and held as above;\n  a / b is their CPU per "
+    "message in the common window, round by round. Two copies of one code: lean none = the\n  "
+    "interval holds 1.00, as it should; leans = the comparison itself favours a side, and the "
+    "loop / client figures carry that too.")
 
 CPU_FOOTNOTE = (
     "CPU us/msg: the consumer process's own CPU time (user + system, from /proc) over the timed "
@@ -1181,6 +1274,23 @@ def _pair_line(label: str, role: str, loop: dict, client: dict, fmt: str) -> str
             + f"{client['median']:>10{fmt}} ({client['min']:{fmt}}-{client['max']:{fmt}})")
 
 
+def _self_check_line(role: str, sc: dict) -> str:
+    """A row's A/A line: each loop's CPU µs a message, a / b, and whether the comparison leans
+    (lean)."""
+    label = "  1 CPU, A/A loops"
+    if "ratio" not in sc:
+        return (f"{label:<22}{role:<5}    no common window in any of its {sc['of']} rounds: "
+                "nothing to compare")
+    a, b, q = sc["cpu_us_per_msg"]["a"], sc["cpu_us_per_msg"]["b"], sc["ratio"]
+    ci = q["ci"]
+    return (f"{label:<22}{role:<5}"
+            f"{a['median']:>10.2f} ({a['min']:.2f}-{a['max']:.2f})".ljust(58)
+            + f"{b['median']:>10.2f} ({b['min']:.2f}-{b['max']:.2f})".ljust(30)
+            + f"{q['median']:>7.2f} ({q['min']:.2f}-{q['max']:.2f})"
+            + f"  {ci['confidence']:.0%} CI {ci['lo']:.2f}-{ci['hi']:.2f}: lean {lean(ci)}"
+            + f"  ({sc['rounds']} of {sc['of']} rounds)")
+
+
 def format_row(row: dict) -> str:
     lines = []
     for role in ("send", "recv"):
@@ -1221,6 +1331,8 @@ def format_row(row: dict) -> str:
                                     ("reads_per_msg", "  1 CPU, reads/msg", ".3f")):
                 if key in o:
                     lines.append(_pair_line(label, role, o[key]["loop"], o[key]["client"], fmt))
+        if "self_check" in d:
+            lines.append(_self_check_line(role, d["self_check"]))
         if "faults_per_msg" in d:
             lines.append(_pair_line("  page faults/msg", role, d["faults_per_msg"]["loop"],
                                     d["faults_per_msg"]["client"], ".3f"))
@@ -1255,12 +1367,15 @@ def main(args) -> int:
                   counts_jvm=counts_jvm, with_cli=args.cli, warmup=args.warmup,
                   with_tuned=args.tuned,
                   one_cpu_rounds=args.rounds if args.one_cpu_rounds is None
-                  else args.one_cpu_rounds, counts_jvm_one_cpu=counts_jvm_one_cpu)
+                  else args.one_cpu_rounds, counts_jvm_one_cpu=counts_jvm_one_cpu,
+                  self_check_rounds=args.self_check)
         print(warmup_footnote(args.warmup))
         print(CI_FOOTNOTE)
         print(CPU_FOOTNOTE)
         if doc["one_cpu"]:
             print(ONE_CPU_FOOTNOTE.format(**doc["one_cpu"]))
+        if doc["self_check"]:
+            print(SELF_CHECK_FOOTNOTE.format(**doc["self_check"]))
         if any("tuned" in row["send"] for row in doc["table"]):
             print(TUNED_FOOTNOTE)
         if any("vs_cli" in row["send"] for row in doc["table"]):
