@@ -220,12 +220,10 @@ def test_no_tuned_measures_stock_against_loop_only(tmp_path, monkeypatch):
     assert started == ["stompjs", "stompjs"]  # the warm-up round and one measured
 
 
-@pytest.mark.integration
-def test_one_cpu_rounds_run_loop_and_client_together_on_one_cpu(tmp_path, monkeypatch):
-    """The real broker, loop and client: in a one-CPU round the loop's and the client's
-    processes are pinned to the first CPU while they run (the broker to the last), and the row
-    gets both sides' CPU per message, send and receive; the other rounds run unpinned."""
-    import io
+@pytest.fixture
+def pinned(tmp_path, monkeypatch):
+    """For a perf run on two CPUs or more (else the test is skipped): the CPUs, and the CPUs
+    and command line of every process a CpuSampler watched, read as its sampling starts."""
     import os
 
     cpus = sorted(os.sched_getaffinity(0))
@@ -238,11 +236,23 @@ def test_one_cpu_rounds_run_loop_and_client_together_on_one_cpu(tmp_path, monkey
     class Watching(real):
         def __init__(self, pid, *a, **k):
             super().__init__(pid, *a, **k)
-            seen.append(os.sched_getaffinity(pid))
+            seen.append((os.sched_getaffinity(pid), Path(f"/proc/{pid}/cmdline").read_bytes()))
 
     monkeypatch.setattr(perf, "CpuSampler", Watching)
+    return cpus, seen
+
+
+@pytest.mark.integration
+def test_one_cpu_rounds_run_loop_and_client_together_on_one_cpu(pinned):
+    """The real broker, loop and client: in a one-CPU round the loop's and the client's
+    processes are pinned to the first CPU while they run (the broker to the last), and the row
+    gets both sides' CPU per message, send and receive; the other rounds run unpinned."""
+    import io
+
+    cpus, watched = pinned
     doc = perf.run(["net-stomp"], [1024], {1024: 3000}, 1, out=io.StringIO(), with_cli=False,
                    with_tuned=False, one_cpu_rounds=1)
+    seen = [cpu for cpu, _ in watched]
     assert doc["one_cpu"] == {"rounds": 1, "clients_cpu": cpus[0], "broker_cpu": cpus[-1]}
     (row,) = doc["table"]
     for role in ("send", "recv"):
@@ -275,26 +285,13 @@ def test_one_cpu_rounds_run_loop_and_client_together_on_one_cpu(tmp_path, monkey
 
 
 @pytest.mark.integration
-def test_aa_rounds_drain_two_loop_queues_together_on_one_cpu(tmp_path, monkeypatch):
+def test_aa_rounds_drain_two_loop_queues_together_on_one_cpu(pinned):
     """The real broker and loops: --self-check's rounds fill two queues with the loop's
     producer and drain them with two of its receive loops at once, all four pinned to the first
     CPU, and the row gets both loops' CPU per message in their common window."""
     import io
-    import os
 
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        pytest.skip("needs two CPUs")
-    monkeypatch.setattr(perf.results.paths, "RESULTS", tmp_path)
-    seen = []
-    real = perf.CpuSampler
-
-    class Watching(real):
-        def __init__(self, pid, *a, **k):
-            super().__init__(pid, *a, **k)
-            seen.append((os.sched_getaffinity(pid), Path(f"/proc/{pid}/cmdline").read_bytes()))
-
-    monkeypatch.setattr(perf, "CpuSampler", Watching)
+    cpus, seen = pinned
     out = io.StringIO()
     doc = perf.run(["net-stomp"], [1024], {1024: 3000}, 1, out=out, with_cli=False,
                    with_tuned=False, one_cpu_rounds=0, self_check_rounds=1)
@@ -311,8 +308,8 @@ def test_aa_rounds_drain_two_loop_queues_together_on_one_cpu(tmp_path, monkeypat
     assert "1 CPU, A/A loops" in out.getvalue()
     # the A/A rounds (warm-up + 1) sample two loop producers and two receive loops each, all
     # pinned, all the loop's: no client process among them
-    pinned = [cmd for cpu, cmd in seen if cpu == {cpus[0]}]
-    assert len(pinned) == 8 and all(b"perf/loops/perl-" in cmd for cmd in pinned), pinned
+    on_one = [cmd for cpu, cmd in seen if cpu == {cpus[0]}]
+    assert len(on_one) == 8 and all(b"perf/loops/perl-" in cmd for cmd in on_one), on_one
 
 
 @pytest.mark.integration
