@@ -108,10 +108,10 @@ class CpuSampler(threading.Thread):
 
     def __init__(self, pid: int, every: float = 0.005, reads: bool = False):
         super().__init__(daemon=True, name=f"cpu-{pid}")
-        self.path, self.every = f"/proc/{pid}/stat", every
-        self.io = f"/proc/{pid}/io" if reads else None
-        self._stat = _ProcFile(self.path)
-        self._io = _ProcFile(self.io) if reads else None
+        self.every = every
+        self.io = f"/proc/{pid}/io" if reads else None    # its path (None: not counted)
+        self._stat = _ProcFile(f"/proc/{pid}/stat")
+        self._io = _ProcFile(self.io) if self.io else None
         self.last_reads = math.nan
         self.clock = process_cpu_clock(pid)
         self.jit = JitThreads(pid)
@@ -665,6 +665,30 @@ class Hold:
         return rel
 
 
+def _fill_then_drain(sup, broker, queues: list[str], sends: list[tuple[str, list[str]]],
+                     recvs: list[tuple[str, list[str]]], cpus: set[int], first: bool,
+                     reads: bool = False) -> tuple[dict, dict, dict, dict, float]:
+    """A one-CPU round's two phases: both producers at the same time on ``cpus``, then both
+    consumers, the broker holding ``queues`` until each has subscribed (Hold). ``sends`` and
+    ``recvs`` are (name, argv) pairs, the first of each started first when ``first``, else the
+    second (``reads``: count the consumers' read calls too). Returns the producers' events and
+    CpuSamplers, the consumers', and how long the broker held the queues (ms)."""
+    def order(progs):
+        return progs if first else progs[::-1]
+
+    sent, s_cpu = _run_all(sup, order(sends), 600, cpus)
+    hold = Hold(sup, broker, queues)
+    got, r_cpu = _run_all(sup, order(recvs), 600, cpus, on_other=hold.take, reads=reads)
+    return sent, s_cpu, got, r_cpu, float(hold.released()["held_ms"])
+
+
+def _arrivals_line(r: clients.Resolved, rcv: dict) -> dict:
+    """A receive loop's last line, which must report when its messages arrived (at_ns)."""
+    if "at_ns" not in rcv:
+        raise PerfError(f"the receive loop of {r.label} reports no at_ns (its arrivals)")
+    return rcv
+
+
 def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: str, work: Path,
                  skip: int, cpus: set[int], loop_first: bool) -> tuple[OneCpu, OneCpu]:
     """The loop's producer and the client's at the same time, both pinned to ``cpus``, each
@@ -684,19 +708,12 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
     ls, cs, lr, cr = (f"1cpu-{w}-{tag}" for w in ("loop-send", "client-send", "loop-recv",
                                                    "client-recv"))
 
-    def order(a, b):
-        return [a, b] if loop_first else [b, a]
-
-    sent, s_cpu = _run_all(sup, order(
-        (ls, [*send_argv, url, ql, str(count), str(size), str(skip)]), (cs, c_send)), 600, cpus)
-    hold = Hold(sup, broker, [ql, qc])
-    got, r_cpu = _run_all(sup, order(
-        (lr, [*recv_argv, url, ql, str(count), str(skip)]), (cr, c_recv)), 600, cpus,
-        on_other=hold.take, reads=True)
-    held_ms = float(hold.released()["held_ms"])
-    rcv = got[lr][-1]
-    if "at_ns" not in rcv:
-        raise PerfError(f"the receive loop of {r.label} reports no at_ns (its arrivals)")
+    sent, s_cpu, got, r_cpu, held_ms = _fill_then_drain(
+        sup, broker, [ql, qc],
+        [(ls, [*send_argv, url, ql, str(count), str(size), str(skip)]), (cs, c_send)],
+        [(lr, [*recv_argv, url, ql, str(count), str(skip)]), (cr, c_recv)],
+        cpus, loop_first, reads=True)
+    rcv = _arrivals_line(r, got[lr][-1])
     loop = _loop_sample(r, count, skip, sent[ls][-1], rcv, r_cpu[lr])
     times = _client_send_times(prec, sent[cs])
     arrivals = sorted(x.recv_ns for x in measure.read_consumer_records(crec))
@@ -736,24 +753,17 @@ def self_check_once(sup, broker, r: clients.Resolved, count: int, size: int, tag
     send_argv, recv_argv = r.client.loops
     url = broker.url_for(r.protocol)
     qs = [f"perf.aa.{tag}.{w}.{uuid.uuid4().hex[:6]}" for w in ("a", "b")]
-
-    def order(progs):
-        return progs if loop_first else progs[::-1]
-
-    _run_all(sup, order([(f"aa-send-{w}-{tag}", [*send_argv, url, q, str(count), str(size),
-                                                  str(skip)]) for w, q in zip("ab", qs)]),
-             600, cpus)
-    hold = Hold(sup, broker, qs)
     names = [f"aa-recv-{w}-{tag}" for w in "ab"]
-    got, cpu = _run_all(sup, order([(n, [*recv_argv, url, q, str(count), str(skip)])
-                                    for n, q in zip(names, qs)]),
-                        600, cpus, on_other=hold.take)
-    hold.released()
-    rcv = [got[n][-1] for n in names]
+    _, _, got, cpu, _ = _fill_then_drain(
+        sup, broker, qs,
+        [(f"aa-send-{w}-{tag}", [*send_argv, url, q, str(count), str(size), str(skip)])
+         for w, q in zip("ab", qs)],
+        [(n, [*recv_argv, url, q, str(count), str(skip)]) for n, q in zip(names, qs)],
+        cpus, loop_first)
+    rcv = [_arrivals_line(r, got[n][-1]) for n in names]
     for n, x in zip(names, rcv):
-        if "at_ns" not in x or int(x["count"]) != count:
-            raise PerfError(f"{n} ({r.label}'s receive loop) received {x.get('count')} of "
-                            f"{count}, or reports no at_ns")
+        if int(x["count"]) != count:
+            raise PerfError(f"{n} ({r.label}'s receive loop) received {x['count']} of {count}")
     w = _common_span([(int(x["mark_ns"]), int(x["last_ns"])) for x in rcv],
                      [lambda t, x=x: loop_arrived(x, t) for x in rcv], count, skip)
     if w is None:
@@ -1018,12 +1028,10 @@ def run(
 ) -> dict:
     resolved = [clients.resolve(s) for s in specs]
     cpus = sorted(os.sched_getaffinity(0))
-    if one_cpu_rounds and len(cpus) < 2:
-        raise PerfError(f"one-CPU rounds need two CPUs (one for the broker, one shared by loop "
-                        f"and client); this process may run on {len(cpus)}: --one-cpu-rounds 0")
-    if self_check_rounds and len(cpus) < 2:
-        raise PerfError(f"A/A rounds need two CPUs (one for the broker, one shared by the two "
-                        f"loops); this process may run on {len(cpus)}: --self-check 0")
+    if (one_cpu_rounds or self_check_rounds) and len(cpus) < 2:
+        raise PerfError(f"one-CPU rounds need two CPUs (one for the broker, one shared by the "
+                        f"two consumers); this process may run on {len(cpus)}: "
+                        f"--one-cpu-rounds 0 --self-check 0")
     for r in resolved:
         why = r.client.missing()
         if why:
