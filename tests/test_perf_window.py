@@ -223,7 +223,10 @@ def test_no_tuned_measures_stock_against_loop_only(tmp_path, monkeypatch):
 @pytest.fixture
 def pinned(tmp_path, monkeypatch):
     """For a perf run on two CPUs or more (else the test is skipped): the CPUs, and the CPUs
-    and command line of every process a CpuSampler watched, read as its sampling starts."""
+    and command line of every process a CpuSampler watched, the CPUs read as its sampling
+    starts. The command line is the one the Supervisor started: /proc's is empty once a short
+    producer has exited, which it may have done by then (a CI run saw it); one already reaped
+    counts the CPUs its ``taskset`` prefix gave it."""
     import os
 
     cpus = sorted(os.sched_getaffinity(0))
@@ -231,13 +234,27 @@ def pinned(tmp_path, monkeypatch):
         pytest.skip("needs two CPUs")
     monkeypatch.setattr(perf.results.paths, "RESULTS", tmp_path)
     seen = []
+    argv_of: dict[int, list[str]] = {}
     real = perf.CpuSampler
+    real_start = perf.Supervisor.start
+
+    def start(self, name, argv, **k):
+        child = real_start(self, name, argv, **k)
+        argv_of[child.pid] = [str(a) for a in argv]
+        return child
 
     class Watching(real):
         def __init__(self, pid, *a, **k):
             super().__init__(pid, *a, **k)
-            seen.append((os.sched_getaffinity(pid), Path(f"/proc/{pid}/cmdline").read_bytes()))
+            argv = argv_of[pid]
+            try:
+                on = os.sched_getaffinity(pid)
+            except ProcessLookupError:    # ended and reaped already: the CPUs taskset gave it
+                on = ({int(c) for c in argv[2].split(",")} if argv[0] == "taskset"
+                      else set(cpus))
+            seen.append((on, b"".join(a.encode() + b"\0" for a in argv)))
 
+    monkeypatch.setattr(perf.Supervisor, "start", start)
     monkeypatch.setattr(perf, "CpuSampler", Watching)
     return cpus, seen
 
