@@ -78,8 +78,8 @@ sub commit_tx {
     $tx_n = 0;
 }
 
-# One MESSAGE frame: keep what the records need, acknowledge as the mode says. The hot path
-# is the harness's cost on top of Net::Stomp's, so it keeps no structure per message but
+# A MESSAGE frame (receive_loop): keep what the records need, acknowledge as the mode says. The
+# hot path is the harness's cost on top of Net::Stomp's, so it keeps no structure per message but
 # appends to two strings: a line of the needed header values with a timestamp and the body's
 # length ($heads), and what it keeps of the body ($bodies). Keeping each frame's headers hash
 # instead (about 2 KB a message) cost 5-8% of the receive rate in page faults and allocation
@@ -106,49 +106,6 @@ presize(\$bodies, $expected * ($SIZE <= 256 ? $SIZE : 6));
 
 # What the records need of a body: its length, CRC-32 and first 6 bytes.
 sub body_facts { (length $_[0], Compress::Raw::Zlib::crc32($_[0]), substr($_[0], 0, 6)) }
-
-sub on_message {
-    # an absent header keeps an empty field; a tab inside a value makes the line too long:
-    # either way the record fails its check at stop and the message counts as foreign. At stop
-    # an empty bb_nonce or bb_crc32 is written '-', as an absent one: the contract never sends
-    # either empty, and telling them apart here (with //) cost 30-60 ns a message
-    # (perf/micro/listener-cost.pl). For the whole sub: a block of its own costs 30-50 ns.
-    no warnings 'uninitialized';
-    my ($s, $us) = gettimeofday();
-    $now = $s * 1000000000 + $us * 1000;
-    my $f = $_[0];
-    my $h = $f->headers;
-    my $body = $f->body;
-    my $n = length $body;
-    if ($n <= 256) {
-        $bodies .= $body;
-    } elsif ($n == $SIZE && substr($body, 6) eq $FILL) {
-        $bodies .= substr($body, 0, 6);    # a length past 256 says so: no marker to format
-    } else {
-        $bodies .= pack('N a6', Compress::Raw::Zlib::crc32($body), $body);
-        $n = -$n;
-    }
-    # Each line is one string literal: split in two and joined with '.', it compiles to three
-    # concatenations and two temporaries (B::Concise), 32-42 ns more a message (an A/B of both
-    # forms in one process, docs/perf.md).
-    if ($one_queue) {    # every message is the one subscription's: its queue is named at stop
-        $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t$h->{redelivered}\t$h->{bb_nonce}\t$h->{bb_crc32}\t$n\n";
-    } else {
-        $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t$h->{redelivered}\t$h->{destination}\t$h->{bb_nonce}\t$h->{bb_crc32}\t$n\n";
-    }
-    $stop = 1 if defined $h->{bb_seq} && ++$seen == $target;
-    return unless $mode;
-    if ($mode == 2) {
-        $stomp->ack({ frame => $f });    # (no transactions with client-individual)
-    } else {
-        $pending{ $h->{subscription} // '' } = $f;
-        flush_acks() if ++$unacked >= $ack_every;
-    }
-    if ($txn && ++$tx_n >= $txn) {
-        flush_acks();
-        commit_tx();
-    }
-}
 
 sub other_frame {
     my ($f) = @_;
@@ -235,6 +192,82 @@ sub housekeeping {
     $next_check = $t + 50000000;    # look at stdin and the clock every 50 ms at most
 }
 
+# The receive loop: reads frames and handles them until $stop. Given a frame, it handles that
+# one alone and returns (on_message, the callback of wait_receipt for a MESSAGE that comes
+# while a receipt is awaited). Net::Stomp's receive_frame blocks in select, but for at most
+# 50 ms (gated) or 200 ms, so that stdin, SIGTERM (which also interrupts select) and ticks are
+# noticed. While frames flow, stdin and the clock are looked at every 50 ms (on the receive
+# timestamps), never per message. A MESSAGE frame is handled here, inline: as a sub of its own
+# called for every message it cost 0.17 µs a message live at 1 KiB, about 1% of a message
+# (docs/perf.md, "The Perl consumer's message inline").
+sub receive_loop {
+    my ($given) = @_;
+    my $wait = { timeout => $stdin ? 0.05 : 0.2 };
+    while ($given || !$stop) {
+        my $f = $given || $stomp->receive_frame($wait);    # (--failover: reconnects if needed)
+        forget_unacked() if !$given && $Common::FAILOVER && reconnected($stomp, $id, \$session);
+        if ($f) {
+            if ($f->command eq 'MESSAGE') {
+                # per message (perf/micro/listener-cost.pl runs these lines)
+                # an absent header keeps an empty field; a tab inside a value makes the line
+                # too long: either way the record fails its check at stop and the message
+                # counts as foreign. At stop an empty bb_nonce or bb_crc32 is written '-', as
+                # an absent one: the contract never sends either empty, and telling them apart
+                # here (with //) cost 30-60 ns a message (perf/micro/listener-cost.pl). For the
+                # whole block: a bare block of its own for it costs 30-50 ns.
+                no warnings 'uninitialized';
+                my ($s, $us) = gettimeofday();
+                $now = $s * 1000000000 + $us * 1000;
+                my $h = $f->headers;
+                my $body = $f->body;
+                my $n = length $body;
+                if ($n <= 256) {
+                    $bodies .= $body;
+                } elsif ($n == $SIZE && substr($body, 6) eq $FILL) {
+                    $bodies .= substr($body, 0, 6);    # a length past 256 says so: no marker
+                } else {
+                    $bodies .= pack('N a6', Compress::Raw::Zlib::crc32($body), $body);
+                    $n = -$n;
+                }
+                # Each line is one string literal: split in two and joined with '.', it
+                # compiles to three concatenations and two temporaries (B::Concise), 32-42 ns
+                # more a message (an A/B of both forms in one process, docs/perf.md).
+                if ($one_queue) {    # every message is the one subscription's: named at stop
+                    $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t$h->{redelivered}\t$h->{bb_nonce}\t$h->{bb_crc32}\t$n\n";
+                } else {
+                    $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t$h->{redelivered}\t$h->{destination}\t$h->{bb_nonce}\t$h->{bb_crc32}\t$n\n";
+                }
+                $stop = 1 if defined $h->{bb_seq} && ++$seen == $target;
+                if ($mode) {
+                    if ($mode == 2) {
+                        $stomp->ack({ frame => $f });    # (no transactions: client-individual)
+                    } else {
+                        $pending{ $h->{subscription} // '' } = $f;
+                        flush_acks() if ++$unacked >= $ack_every;
+                    }
+                    if ($txn && ++$tx_n >= $txn) {
+                        flush_acks();
+                        commit_tx();
+                    }
+                }
+                # end of per message
+            } else {
+                other_frame($f);
+            }
+            return if $given;
+            housekeeping($now) if $now >= $next_check;
+            next;
+        }
+        unless (defined fileno($stomp->socket)) {
+            die "connection to the broker lost\n" unless $Common::FAILOVER;
+            forget_unacked();
+        }
+        housekeeping(Common::now_ns());
+    }
+}
+
+sub on_message { receive_loop($_[0]) }
+
 my $rc = eval {
     my $n = @{ $o->{dests} };
     for my $i (0 .. $n - 1) {
@@ -249,25 +282,7 @@ my $rc = eval {
     emit('ready', id => $id, role => 'consumer', tcp_nodelay($stomp));
     $next_tick = Common::now_ns() + 1000000000;
 
-    # The receive loop: Net::Stomp's receive_frame blocks in select, but
-    # for at most 50 ms (gated) or 200 ms, so that stdin, SIGTERM (which also interrupts
-    # select) and ticks are noticed. While frames flow, stdin and the clock are looked at
-    # every 50 ms (on the receive timestamps), never per message.
-    my $wait = { timeout => $stdin ? 0.05 : 0.2 };
-    while (!$stop) {
-        my $f = $stomp->receive_frame($wait);    # (with --failover: reconnects when needed)
-        forget_unacked() if $Common::FAILOVER && reconnected($stomp, $id, \$session);
-        if ($f) {
-            if ($f->command eq 'MESSAGE') { on_message($f) } else { other_frame($f) }
-            housekeeping($now) if $now >= $next_check;
-            next;
-        }
-        unless (defined fileno($stomp->socket)) {
-            die "connection to the broker lost\n" unless $Common::FAILOVER;
-            forget_unacked();
-        }
-        housekeeping(Common::now_ns());
-    }
+    receive_loop();
 
     # Stop: acknowledge what we hold, then DISCONNECT with a receipt. Meanwhile, messages the
     # broker already auto-acknowledged are kept; un-acked ones (client modes) are left to be

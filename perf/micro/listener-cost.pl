@@ -4,8 +4,8 @@
 # Net::Stomp subscriber (its headers, the six bench headers, a body of SIZE bytes: the counter
 # digits, then 'x'). Each round hands them once to the loop's per-frame work (as
 # perf/loops/perl-recv.pl does a frame: a timestamp, the headers and the body) and once to the
-# consumer's own on_message, both read from their sources and compiled here (the code the bench
-# runs), alternating. Prints ns a message for each, the median and min-max over the rounds
+# consumer's own lines for a MESSAGE frame (inline in its receive loop, as the loop's are in its
+# own), both read from their sources and compiled here (the code the bench runs), alternating. Prints ns a message for each, the median and min-max over the rounds
 # after the first quarter (warm-up), and the difference: what the harness adds to a receive.
 use strict;
 use warnings;
@@ -19,7 +19,7 @@ defined $SIZE && $SIZE =~ /^\d+$/ && $SIZE >= 1 or die "usage: $0 SIZE [MESSAGES
 $N //= 5000;
 $ROUNDS //= 40;
 
-# what on_message reads and writes (consumer.pl's file-scope variables of the same names)
+# what the consumer's lines read and write (consumer.pl's file-scope variables of the same names)
 my $FILL = $SIZE > 256 ? 'x' x ($SIZE - 6) : undef;
 my ($heads, $bodies, $now, $seen, $stop, $target, $mode) = ('', '', 0, 0, 0, 0, 0);
 my ($stomp, %pending, $unacked, $ack_every, $txn, $tx_n);
@@ -27,8 +27,8 @@ my $one_queue = '/queue/bb-q0';    # one queue, as ./bench perf clients runs the
 sub flush_acks { }
 sub commit_tx { }
 
-# the code the bench runs, read from its sources: the consumer's on_message, and the lines the
-# loop runs for each frame
+# the code the bench runs, read from its sources: the lines the consumer and the loop run for
+# each frame, each in a loop over the frames as in their receive loops
 sub source {
     my ($file, $re, $what) = @_;
     my $path = "$FindBin::Bin/../../$file";
@@ -36,11 +36,13 @@ sub source {
     my ($code) = do { local $/; <$fh> } =~ $re or die "no $what in $path\n";
     return $code;
 }
-my $on_message = source('clients/perl/consumer.pl', qr/^(sub on_message \{\n.*?^\}\n)/ms, 'sub on_message');
+my $per_message = source('clients/perl/consumer.pl',
+                         qr/^ *# per message \(.*?\n(.*?)^ *# end of per message\n/ms, 'per-message lines');
 my $per_frame = source('perf/loops/perl-recv.pl', qr/^ *# per frame \(.*?\n(.*?)^ *# end of per frame\n/ms,
                        'per-frame lines');
 my ($t1, $t0, $tm, $n, $foreign, $skip, $every, @at) = (0, undef, 0, 0, 0, 0, 1000);    # the loop's
-eval "no warnings 'redefine'; $on_message; "
+eval "sub consumer_frames { for my \$f (\@_) { if (\$f->command eq 'MESSAGE') { $per_message } "
+  . "else { die qq(not a MESSAGE\\n) } } } "
   . "sub loop_frames { for my \$f (\@_) { $per_frame } } 1" or die "compiling: $@";
 
 my @frames = map {
@@ -65,9 +67,7 @@ for my $round (1 .. $ROUNDS) {
         if ($side eq 'loop') {
             loop_frames(@frames);
         } else {
-            for my $f (@frames) {
-                if ($f->command eq 'MESSAGE') { on_message($f) } else { die "not a MESSAGE\n" }
-            }
+            consumer_frames(@frames);
         }
         push @{ $ns{$side} }, (time - $start) / $N * 1e9;
     }
