@@ -197,9 +197,10 @@ sub housekeeping {
 # while a receipt is awaited). Net::Stomp's receive_frame blocks in select, but for at most
 # 50 ms (gated) or 200 ms, so that stdin, SIGTERM (which also interrupts select) and ticks are
 # noticed. While frames flow, stdin and the clock are looked at every 50 ms (on the receive
-# timestamps), never per message. A MESSAGE frame is handled here, inline: as a sub of its own
-# called for every message it cost 0.17 µs a message live at 1 KiB, about 1% of a message
-# (docs/perf.md, "The Perl consumer's message inline").
+# timestamps), never per message. A MESSAGE frame is handled here, inline: a sub of its own
+# called for every message cost 13-69 ns a message more at 1 KiB, 25 the median (five runs of
+# perf/micro/listener-cost.pl each way, alternating); live, the bench's rows could not tell the
+# two apart (docs/perf.md, "The Perl consumer's message inline").
 sub receive_loop {
     my ($given) = @_;
     my $wait = { timeout => $stdin ? 0.05 : 0.2 };
