@@ -214,8 +214,8 @@ sub receive_loop {
                 # too long: either way the record fails its check at stop and the message
                 # counts as foreign. At stop an empty bb_nonce or bb_crc32 is written '-', as
                 # an absent one: the contract never sends either empty, and telling them apart
-                # here (with //) cost 30-60 ns a message (perf/micro/listener-cost.pl). For the
-                # whole block: a bare block of its own for it costs 30-50 ns.
+                # here (with //) cost 30-60 ns a message (perf/micro/listener-cost.pl). The
+                # `no warnings` covers this block: a bare block of its own costs 30-50 ns.
                 no warnings 'uninitialized';
                 my ($s, $us) = gettimeofday();
                 $now = $s * 1000000000 + $us * 1000;

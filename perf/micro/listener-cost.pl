@@ -5,8 +5,9 @@
 # digits, then 'x'). Each round hands them once to the loop's per-frame work (as
 # perf/loops/perl-recv.pl does a frame: a timestamp, the headers and the body) and once to the
 # consumer's own lines for a MESSAGE frame (inline in its receive loop, as the loop's are in its
-# own), both read from their sources and compiled here (the code the bench runs), alternating. Prints ns a message for each, the median and min-max over the rounds
-# after the first quarter (warm-up), and the difference: what the harness adds to a receive.
+# own), both read from their sources and compiled here (the code the bench runs), alternating.
+# Prints ns a message for each, the median and min-max over the rounds after the first quarter
+# (warm-up), and the difference: what the harness adds to a receive.
 use strict;
 use warnings;
 use FindBin;
@@ -37,7 +38,8 @@ sub source {
     return $code;
 }
 my $per_message = source('clients/perl/consumer.pl',
-                         qr/^ *# per message \(.*?\n(.*?)^ *# end of per message\n/ms, 'per-message lines');
+                         qr/^ *# per message \(.*?\n(.*?)^ *# end of per message\n/ms,
+                         'per-message lines');
 my $per_frame = source('perf/loops/perl-recv.pl', qr/^ *# per frame \(.*?\n(.*?)^ *# end of per frame\n/ms,
                        'per-frame lines');
 my ($t1, $t0, $tm, $n, $foreign, $skip, $every, @at) = (0, undef, 0, 0, 0, 0, 1000);    # the loop's
