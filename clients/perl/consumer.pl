@@ -86,7 +86,7 @@ sub commit_tx {
 # (docs/perf.md, "Net::Stomp's receive gap"). What it keeps of a body:
 # - up to 256 bytes: the body;
 # - a body of --size bytes whose bytes after the 6-digit counter are the contract's filler,
-#   compared on arrival (one memcmp): its first 6 bytes (a length past 256 says which);
+#   compared on arrival (a copy and a memcmp): its first 6 bytes (a length past 256 says which);
 # - any other: its CRC-32 and first 6 bytes, the length negated.
 # Fresh memory is page faults, 3-6 µs each on the bench's VM, so both strings are sized and
 # touched before the consumer says it is ready, for --count x --bursts messages (past that they
@@ -176,6 +176,7 @@ sub make_records {
 }
 
 my $stdin = $o->{gate} ? StdinLines->new : undef;
+my $wait = { timeout => $stdin ? 0.05 : 0.2 };    # receive_frame's, at most (receive_loop)
 my $next_tick = 0;
 my $next_check = 0;
 
@@ -203,7 +204,6 @@ sub housekeeping {
 # two apart (docs/perf.md, "The Perl consumer's message inline").
 sub receive_loop {
     my ($given) = @_;
-    my $wait = { timeout => $stdin ? 0.05 : 0.2 };
     while ($given || !$stop) {
         my $f = $given || $stomp->receive_frame($wait);    # (--failover: reconnects if needed)
         forget_unacked() if !$given && $Common::FAILOVER && reconnected($stomp, $id, \$session);
