@@ -30,8 +30,8 @@ def test_the_consumers_own_listener_records_every_message_it_is_handed(name, siz
 
 
 def test_the_perl_benchmark_runs_the_consumers_own_lines(tmp_path):
-    # a copy of the benchmark beside a consumer.pl without its per-message lines: it stops, and
-    # says why
+    # a copy of the benchmark beside a consumer.pl without its receive loop: it stops, and says
+    # why
     micro = tmp_path / "perf" / "micro"
     perl = tmp_path / "clients" / "perl"
     micro.mkdir(parents=True)
@@ -42,7 +42,7 @@ def test_the_perl_benchmark_runs_the_consumers_own_lines(tmp_path):
     p = subprocess.run(["perl", str(micro / "listener-cost.pl"), "6", "10", "4"],
                        check=False, capture_output=True, text=True, timeout=60)
     assert p.returncode != 0
-    assert "no per-message lines" in p.stderr
+    assert "no receive loop" in p.stderr
 
 
 def test_a_client_without_a_listener_benchmark_is_refused_in_one_line():

@@ -2,12 +2,13 @@
 # The stock Perl consumer's own work a message, apart from the broker and the socket:
 # listener-cost.pl SIZE [MESSAGES [ROUNDS]]. MESSAGE frames are made as ActiveMQ sends them to a
 # Net::Stomp subscriber (its headers, the six bench headers, a body of SIZE bytes: the counter
-# digits, then 'x'). Each round hands them once to the loop's per-frame work (as
-# perf/loops/perl-recv.pl does a frame: a timestamp, the headers and the body) and once to the
-# consumer's own lines for a MESSAGE frame (inline in its receive loop, as the loop's are in its
-# own), both read from their sources and compiled here (the code the bench runs), alternating.
-# Prints ns a message for each, the median and min-max over the rounds after the first quarter
-# (warm-up), and the difference: what the harness adds to a receive.
+# digits, then 'x'). Each round hands them once to the loop's receive loop (perf/loops/perl-recv.pl:
+# a timestamp, the headers and the body) and once to the consumer's (receive_loop in
+# clients/perl/consumer.pl), both read from their sources and compiled here (the code the bench
+# runs), alternating. Each reads its frames from a connection that hands out the made ones, so
+# what a loop does a frame besides its message (its tests, its reads) counts too. Prints ns a
+# message for each, the median and min-max over the rounds after the first quarter (warm-up), and
+# the difference: what the harness adds to a receive.
 use strict;
 use warnings;
 use FindBin;
@@ -20,16 +21,33 @@ defined $SIZE && $SIZE =~ /^\d+$/ && $SIZE >= 1 or die "usage: $0 SIZE [MESSAGES
 $N //= 5000;
 $ROUNDS //= 40;
 
-# what the consumer's lines read and write (consumer.pl's file-scope variables of the same names)
+# what the consumer's receive loop reads and writes (consumer.pl's file-scope variables of the
+# same names), the one queue as ./bench perf clients runs it, auto acknowledgement
 my $FILL = $SIZE > 256 ? 'x' x ($SIZE - 6) : undef;
-my ($heads, $bodies, $now, $seen, $stop, $target, $mode) = ('', '', 0, 0, 0, 0, 0);
-my ($stomp, %pending, $unacked, $ack_every, $txn, $tx_n);
-my $one_queue = '/queue/bb-q0';    # one queue, as ./bench perf clients runs the consumer
+my ($heads, $bodies, $now, $seen, $stop, $target, $mode, $next_check) = ('', '', 0, 0, 0, 0, 0, 9e18);
+my ($id, $session, %pending, $unacked, $ack_every, $txn, $tx_n) = ('c1');
+my $one_queue = '/queue/bb-q0';
+my $wait = { timeout => 0.2 };
 sub flush_acks { }
 sub commit_tx { }
+sub forget_unacked { }
+sub housekeeping { }
+sub other_frame { die "not a MESSAGE\n" }
+sub reconnected { 0 }
+{ no warnings 'once'; $Common::FAILOVER = 0; }
+sub Common::now_ns { 0 }
 
-# the code the bench runs, read from its sources: the lines the consumer and the loop run for
-# each frame, each in a loop over the frames as in their receive loops
+# the connection both loops read: it hands out a round's frames, then none
+{
+    package Frames;
+    sub new { my ($c, $frames) = @_; return bless { frames => $frames, i => 0 }, $c }
+    sub receive_frame { my $s = shift; return $s->{frames}[ $s->{i}++ ] }
+    sub socket { return \*STDIN }
+}
+my $stomp;
+
+# the code the bench runs, read from its sources: the consumer's receive loop (a sub) and the
+# loop's (its while loop, made a sub here)
 sub source {
     my ($file, $re, $what) = @_;
     my $path = "$FindBin::Bin/../../$file";
@@ -37,15 +55,12 @@ sub source {
     my ($code) = do { local $/; <$fh> } =~ $re or die "no $what in $path\n";
     return $code;
 }
-my $per_message = source('clients/perl/consumer.pl',
-                         qr/^ *# per message \(.*?\n(.*?)^ *# end of per message\n/ms,
-                         'per-message lines');
-my $per_frame = source('perf/loops/perl-recv.pl', qr/^ *# per frame \(.*?\n(.*?)^ *# end of per frame\n/ms,
-                       'per-frame lines');
-my ($t1, $t0, $tm, $n, $foreign, $skip, $every, @at) = (0, undef, 0, 0, 0, 0, 1000);    # the loop's
-eval "sub consumer_frames { for my \$f (\@_) { if (\$f->command eq 'MESSAGE') { $per_message } "
-  . "else { die qq(not a MESSAGE\\n) } } } "
-  . "sub loop_frames { for my \$f (\@_) { $per_frame } } 1" or die "compiling: $@";
+my $consumer_loop = source('clients/perl/consumer.pl', qr/^(sub receive_loop \{\n.*?^\}\n)/ms,
+                           'receive loop');
+my $loop_loop = source('perf/loops/perl-recv.pl', qr/^(while \(\$n < \$count\) \{\n.*?^\}\n)/ms,
+                       'receive loop');
+my ($n, $count, $t1, $t0, $tm, $foreign, $skip, $every, @at);    # the loop's
+eval "$consumer_loop; sub loop_frames { $loop_loop } 1" or die "compiling: $@";
 
 my @frames = map {
     my $body = substr(sprintf('%06d', $_ % 1000000) . 'x' x ($SIZE > 6 ? $SIZE - 6 : 0), 0, $SIZE);
@@ -65,11 +80,14 @@ for my $round (1 .. $ROUNDS) {
         $heads = '';
         $bodies = "\0" x ($N * ($SIZE <= 256 ? $SIZE : 6) + 64);
         $bodies = '';
+        $stomp = Frames->new(\@frames);
+        ($n, $count, $t0, $foreign, $skip, $every, @at) = (0, $N, undef, 0, 0, 1000);
+        ($seen, $target, $stop) = (0, $N, 0);
         my $start = time;
         if ($side eq 'loop') {
-            loop_frames(@frames);
+            loop_frames();
         } else {
-            consumer_frames(@frames);
+            receive_loop();
         }
         push @{ $ns{$side} }, (time - $start) / $N * 1e9;
     }
