@@ -34,14 +34,9 @@ def _java_cp(module: Path) -> str:
 # otherwise the parallel collector's adaptive sizing grows eden while messages flow, and each
 # fresh 4 KiB page costs a fault of 3-6 us on the bench's VM. How far it grows depended on the
 # run, so the JMS consumer and its loop took 0.02-0.36 faults a message in the same rounds
-# (docs/perf.md, "Kept bodies are page faults"); with these options both take none. Within the
-# young generation the split is fixed too (-UseAdaptiveSizePolicy: eden 96 MB, two survivors of
-# 16): the consumer's records (21 MB for 400,000 messages, made at start) survive its first
-# collections, and the adaptive policy answered with survivors of 23 MB and an eden of 81 MB
-# where its loop kept 119, so the consumer collected 23 times in a drain the loop took 16 for
-# (docs/perf.md, "The JMS consumer's eden"). Fixed, both collect 19 times.
-JAVA_OPTS = ("-Xms256m", "-Xmx1g", "-Xmn128m", "-XX:-UseAdaptiveSizePolicy", "-XX:+AlwaysPreTouch",
-             "-XX:+UseParallelGC", "-Djava.net.preferIPv4Stack=true")
+# (docs/perf.md, "Kept bodies are page faults"); with these options both take none.
+JAVA_OPTS = ("-Xms256m", "-Xmx1g", "-Xmn128m", "-XX:+AlwaysPreTouch", "-XX:+UseParallelGC",
+             "-Djava.net.preferIPv4Stack=true")
 
 
 @dataclass(frozen=True, eq=False)
