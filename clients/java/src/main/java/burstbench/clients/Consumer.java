@@ -177,9 +177,10 @@ public class Consumer {
         // The records are the harness's, made here for the whole run (21 MB for 400,000
         // messages): collected now, before the consumer connects, they move to the old
         // generation. Left in eden, they survived the drain's first collections, and the parallel
-        // collector's adaptive sizing answered with survivors of 23 MB and an eden of 81-93 MB
-        // where the loop kept 117-119: 21-23 collections in a one-CPU drain the loop took 16 for
-        // (docs/perf.md, "The JMS consumer's eden").
+        // collector's adaptive sizing answered with survivors of up to 28 MB and an eden of
+        // 72-97 MB where the loop kept 96-121: 21-23 collections in a one-CPU drain the loop took
+        // 16 for; now 19 (docs/perf.md, "The JMS consumer's eden"). It did not move the bench's
+        // receive rows.
         if (cap > 0) System.gc();
     }
 
