@@ -24,9 +24,9 @@ def test_the_consumer_and_its_loop_read_the_clock_alike():
 
 
 # every microsecond of a second in 2026, of the last second before 2^31 and of the last before
-# 2^32 (2106; past it, the added half rounds to even and every other microsecond is one off): the
-# double gettimeofday returns (seconds + microseconds / 1e6, or * 1e-6: either
-# way it may be computed) rounds back to exactly seconds * 1e9 + microseconds * 1000
+# 2^32 (2106; past it a double's step is 0.95 µs, and about a quarter of a second's microseconds
+# come back one off): the double gettimeofday returns (seconds + microseconds / 1e6, or * 1e-6:
+# either way it may be computed) rounds back to exactly seconds * 1e9 + microseconds * 1000
 EXACT = r"""
 my $bad = 0;
 our ($s, $us, $div);    # (a foreach over `my` ones would hide them from the sub)
