@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.zip.CRC32;
 
 import jakarta.jms.BytesMessage;
@@ -61,8 +62,10 @@ public class Consumer {
     private volatile Connection conn;
     private volatile Session session;
     private Thread ticker;
+    private final AtomicBoolean failing = new AtomicBoolean();   // failed() acts once
 
-    // --- state guarded by 'this' (the listener is synchronized: one message at a time)
+    // --- the listener's state (one session's calls, one at a time); the writers of the records
+    // (finish, failed) hold 'this', one after the other, once no listener call can run
     private long received;              // bench messages: written by the listener, read by the ticker (RECEIVED)
     /** {@link #received}, written and read opaque: a progress count needs no fence (a volatile store is one a message). */
     private static final VarHandle RECEIVED;
@@ -271,16 +274,7 @@ public class Consumer {
             f.getPrefetchPolicy().setQueuePrefetch(o.prefetch);
             Connection c = f.createConnection();
             conn = c;
-            c.setExceptionListener(e -> {
-                // a dropped connection (no failover) ends the consumer with exit 1; what it
-                // received is still written, as every client does
-                if (!Common.closing && Common.running() && o.records != null) {
-                    synchronized (this) {
-                        try { writeRecords(); } catch (RuntimeException w) { System.err.println("warning: " + w.getMessage()); }
-                    }
-                }
-                Common.connectionFailed(o, e);
-            });
+            c.setExceptionListener(e -> failed(c, e));
             Session s = createSession(c);
             session = s;
             for (int i = 0; i < o.destinations.length; i++) {
@@ -312,11 +306,35 @@ public class Consumer {
     }
 
     /**
-     * Every message, in arrival order (serialised: one session, and synchronized for the start-up
-     * redispatch). The hot path is kept small, its rare steps (a new producer, acknowledging in
-     * the client modes, a transaction) in methods of their own.
+     * A dropped connection (no failover) ends the consumer with exit 1; what it received is still
+     * written, as every client does. The library calls this before it disposes the sessions, so
+     * the listener may still be running: the connection is closed first, which returns once a
+     * listener call in progress has completed and lets no other start (JMS, Connection.close; in
+     * activemq-client, each consumer's dispatch lock), then the records are written. In a thread
+     * of its own: this runs in the connection's executor, which close() shuts down.
      */
-    private synchronized void onMessage(Message m, int di) {
+    private void failed(Connection c, JMSException e) {
+        if (Common.closing || !failing.compareAndSet(false, true)) return;
+        Thread t = new Thread(() -> {
+            if (Common.running() && o.records != null) {
+                try { c.close(); } catch (JMSException x) { System.err.println("warning: close: " + Common.describe(x)); }
+                synchronized (this) {
+                    try { writeRecords(); } catch (RuntimeException w) { System.err.println("warning: " + w.getMessage()); }
+                }
+            }
+            Common.connectionFailed(o, e);
+        }, "bb-failed");
+        t.start();
+    }
+
+    /**
+     * Every message, in arrival order. One session calls it, one message at a time (JMS: a
+     * session serialises its listeners), so it takes no lock of its own: a stop
+     * (Connection.stop) and a dropped connection ({@link #failed}) wait for a call in progress
+     * through the library. The hot path is kept small, its rare steps (a new producer,
+     * acknowledging in the client modes, a transaction) in methods of their own.
+     */
+    private void onMessage(Message m, int di) {
         final long recvNs = Common.nowNs();
         try {
             if (!bench(m, di, recvNs)) foreign++;
