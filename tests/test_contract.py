@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import signal
 import socket
 import subprocess
 import time
@@ -448,6 +450,41 @@ def test_a_paced_point_accounts_exactly(spec, tmp_path):
 
 
 # -- a dropped connection without --failover -----------------------------------------------
+def _popen(r: clients.Resolved, role: str, broker, queue: str, records, *extra: str):
+    """A client of ``r`` on ``queue`` writing ``records``, its stdin kept open (its end of file
+    would be a consumer's `stop`) and its events read from stdout."""
+    return subprocess.Popen(
+        r.client.argv(role) + ["--url", _url(broker, r), "--destinations", queue,
+                               "--records", str(records), *extra],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _until_received(consumer, n: int) -> int:
+    """Reads the consumer's `ready`, then its ticks (once a second) until one counts ``n`` or
+    more received; returns that count."""
+    assert json.loads(consumer.stdout.readline())["event"] == "ready"
+    for line in consumer.stdout:
+        e = json.loads(line)
+        if e.get("event") == "tick" and e.get("received", 0) >= n:
+            return e["received"]
+    raise AssertionError(f"the consumer ended before it had received {n}")
+
+
+def _kill_broker_under(broker, consumer) -> str:
+    """SIGKILLs the broker and waits for the consumer to end by itself; its stderr."""
+    os.kill(broker.child.pid, signal.SIGKILL)
+    consumer.wait(timeout=60)
+    return consumer.communicate(timeout=10)[1]
+
+
+def _reap(*procs) -> None:
+    """Kills what is still running of ``procs`` and collects it."""
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
 @pytest.mark.parametrize("spec", clients.LANGUAGE_CLIENTS)
 def test_a_dropped_connection_ends_a_gated_consumer_with_exit_1_and_its_records(
         spec, broker, tmp_path):
@@ -456,31 +493,17 @@ def test_a_dropped_connection_ends_a_gated_consumer_with_exit_1_and_its_records(
     a fault's duplicates are counted alike): the stomp.py consumer once stayed until `stop`, and
     the Perl and Node ones died without records, so one broker kill gave stomp.py 3,359
     duplicates and the others none."""
-    import os
-    import signal
-
     r = client_or_skip(spec)
     queue, crec = f"contract.{uuid.uuid4().hex[:8]}", tmp_path / "c.tsv"
     p = run_client(r, "producer", ["--url", _url(broker, r), "--destinations", queue,
                                    "--count", "50", "--records", str(tmp_path / "p.tsv")])
     assert p.returncode == 0, p.stderr
-    consumer = subprocess.Popen(
-        r.client.argv("consumer") + ["--url", _url(broker, r), "--destinations", queue,
-                                     "--gate", "--ack", "client", "--records", str(crec)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    consumer = _popen(r, "consumer", broker, queue, crec, "--gate", "--ack", "client")
     try:
-        assert json.loads(consumer.stdout.readline())["event"] == "ready"
-        for line in consumer.stdout:  # its ticks, once a second, until it holds the 50
-            e = json.loads(line)
-            if e.get("event") == "tick" and e.get("received", 0) >= 50:
-                break
-        os.kill(broker.child.pid, signal.SIGKILL)
-        consumer.wait(timeout=60)  # (stdin still open: its end of file would be a `stop`)
-        _out, err = consumer.communicate(timeout=10)
+        _until_received(consumer, 50)
+        err = _kill_broker_under(broker, consumer)
     finally:
-        if consumer.poll() is None:
-            consumer.kill()
-            consumer.communicate()
+        _reap(consumer)
     assert consumer.returncode == 1, err
     assert [line for line in err.splitlines() if line.startswith("error:")], err
     assert len(measure.read_consumer_records(crec)) == 50
@@ -494,39 +517,18 @@ def test_a_connection_dropped_mid_flow_leaves_whole_records(spec, broker, tmp_pa
     message, and closes the connection, which waits for a listener call in progress, before it
     writes. A write that did not wait could tear a record only in a window of microseconds,
     which this test does not reliably hit: 6 runs without the close passed.)"""
-    import os
-    import signal
-
     r = client_or_skip(spec)
     queue, crec = f"contract.{uuid.uuid4().hex[:8]}", tmp_path / "c.tsv"
     total, size = 2_000_000, 64
-    consumer = subprocess.Popen(
-        r.client.argv("consumer") + ["--url", _url(broker, r), "--destinations", queue,
-                                     "--count", str(total), "--size", str(size),
-                                     "--records", str(crec)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    producer = subprocess.Popen(
-        r.client.argv("producer") + ["--url", _url(broker, r), "--destinations", queue,
-                                     "--count", str(total), "--size", str(size),
-                                     "--records", str(tmp_path / "p.tsv")],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    ticked = 0
+    flow = ("--count", str(total), "--size", str(size))
+    consumer = _popen(r, "consumer", broker, queue, crec, *flow)
+    producer = _popen(r, "producer", broker, queue, tmp_path / "p.tsv", *flow)
     try:
-        assert json.loads(consumer.stdout.readline())["event"] == "ready"
-        for line in consumer.stdout:  # its ticks, once a second: kill while messages arrive
-            e = json.loads(line)
-            if e.get("event") == "tick" and e.get("received", 0) >= 1000:
-                ticked = e["received"]
-                break
-        os.kill(broker.child.pid, signal.SIGKILL)
-        consumer.wait(timeout=60)
-        _out, err = consumer.communicate(timeout=10)
+        ticked = _until_received(consumer, 1000)  # kill while messages arrive
+        err = _kill_broker_under(broker, consumer)
         producer.communicate(timeout=60)
     finally:
-        for p in (consumer, producer):
-            if p.poll() is None:
-                p.kill()
-                p.communicate()
+        _reap(consumer, producer)
     assert consumer.returncode == 1, err
     recs = measure.read_consumer_records(crec)
     assert ticked <= len(recs) < total, (ticked, len(recs))  # cut while the flow ran
