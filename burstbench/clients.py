@@ -69,6 +69,12 @@ class Client:
     def tuned(self) -> bool:
         return self.tuned_of is not None
 
+    @property
+    def jvm(self) -> bool:
+        """Runs in a JVM (the JMS client and the Akka bridge): ./bench perf gives it longer
+        samples, a fresh JVM being slower while it compiles."""
+        return self.toolchain == "java"
+
     def argv(self, role: str) -> list[str]:
         return list(self.producer if role == "producer" else self.consumer)
 
@@ -171,6 +177,10 @@ REGISTRY: tuple[Client, ...] = (
         ack_modes=frozenset({"auto", "client", "client-individual", "dups-ok"}),
         notes="JMS consumer or producer feeding an actor pool",
         timed_bursts=False,
+        loops=(
+            ("java", *JAVA_OPTS, "-cp", _java_cp(_BRIDGE), "burstbench.bridge.loops.Send"),
+            ("java", *JAVA_OPTS, "-cp", _java_cp(_BRIDGE), "burstbench.bridge.loops.Recv"),
+        ),
     ),
 )
 

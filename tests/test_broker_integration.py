@@ -236,16 +236,16 @@ def test_every_client_reports_its_sockets_tcp_nodelay(tmp_path):
     (read back with getsockopt, or the library's own setting); the point keeps it per process
     beside the broker's transport.tcpNoDelay."""
     need_broker_built()
-    names = ["net-stomp", "stomp-py", "stompjs", "openwire-jms"]
+    names = ["net-stomp", "stomp-py", "stompjs", "openwire-jms", "akka-bridge"]
     for name in names:
         client_or_skip(name)
-    spec = PointSpec(producer=names, consumer=names, producers=4, consumers=4, count=500,
+    spec = PointSpec(producer=names, consumer=names, producers=5, consumers=5, count=500,
                      bursts=1, tcp_nodelay=True)
     out = Runner(spec, tmp_path / "point").run()
     assert out.status == "ok", out.errors
     assert out.spec.params()["tcp_nodelay"] is True
     procs = [p for p in out.processes if p["role"] in ("producer", "consumer")]
-    assert len(procs) == 8
+    assert len(procs) == 10
     for p in procs:
         assert isinstance(p["tcp_nodelay"], bool), p
         assert p["tcp_nodelay_how"] in ("getsockopt", "library"), p

@@ -44,8 +44,10 @@ def pair_run(
     prod_id: str = "px",
     extra: tuple = (),
     cons_extra: tuple = (),
+    ready: list | None = None,
 ):
-    """Consumer waits for count messages; producer sends them. Returns both records."""
+    """Consumer waits for count messages; producer sends them. Returns both records (and adds
+    the consumer's and the producer's ready events to ``ready``)."""
     queue = queue or f"contract.{uuid.uuid4().hex[:8]}"
     crec, prec = tmp / f"c-{uuid.uuid4().hex[:6]}.tsv", tmp / f"p-{uuid.uuid4().hex[:6]}.tsv"
     consumer = subprocess.Popen(
@@ -89,6 +91,8 @@ def pair_run(
             ],
         )
         assert p.returncode == 0, p.stderr
+        if ready is not None:
+            ready += [e for e in events(first + p.stdout) if e.get("event") == "ready"]
         out, err = consumer.communicate(timeout=120)
         assert consumer.returncode == 0, err
     finally:
@@ -192,10 +196,17 @@ def test_unreachable_broker_exits_3_naming_the_address(spec):
 
 @pytest.mark.parametrize("spec", SPECS)
 def test_one_message_round_trip(spec, shared_broker, tmp_path):
+    """One message each way; both ready lines carry the contract's socket facts: TCP_NODELAY
+    on the client's socket and how the client knows it (the Akka bridge once said neither)."""
     r = client_or_skip(spec)
-    _sent, got, done = pair_run(shared_broker, r, r, 1, 32, tmp_path)
+    ready: list = []
+    _sent, got, done = pair_run(shared_broker, r, r, 1, 32, tmp_path, ready=ready)
     assert done["received"] == 1 and len(got) == 1
     assert (got[0].producer, got[0].seq, got[0].nbytes, got[0].body_ok) == ("px", 0, 32, True)
+    assert sorted(e["role"] for e in ready) == ["consumer", "producer"], ready
+    for e in ready:
+        assert isinstance(e["tcp_nodelay"], bool), e
+        assert e["tcp_nodelay_how"] in ("getsockopt", "library"), e
 
 
 @pytest.mark.parametrize("spec", SPECS)

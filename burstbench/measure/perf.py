@@ -1002,7 +1002,7 @@ _BROKER_BYTES_PER_MSG = 1200
 def _count(r: clients.Resolved, size: int, counts: dict[int, int],
            counts_jvm: dict[int, int] | None) -> int:
     """Messages per sample for this client at this size (a JVM's own counts when given)."""
-    jvm = r.client.language == "java"
+    jvm = r.client.jvm
     return (counts_jvm if jvm and counts_jvm else counts).get(size, 50000)
 
 
@@ -1013,7 +1013,7 @@ def one_cpu_count(r: clients.Resolved, size: int, count: int, skip: int,
     share one CPU there, and a JVM that compiled through the first half of its 400,000
     messages on two CPUs still compiled in its timed half on one (its JIT threads took
     0.6-0.8 s of the 2.2 s CPU of a timed window in 3 rounds of 5; docs/perf.md)."""
-    if r.client.language != "java" or not counts_jvm_one_cpu:
+    if not r.client.jvm or not counts_jvm_one_cpu:
         return count, skip
     total = max(count, counts_jvm_one_cpu.get(size, count))
     return total, total - (count - skip)

@@ -190,7 +190,8 @@ public final class ContractConsumer {
       Cli.fail(1, "could not subscribe at " + a.url + ": " + Jms.describe(e));
       return;
     }
-    Out.line("{\"event\":\"ready\",\"id\":\"" + a.id + "\",\"role\":\"consumer\"}");
+    Out.line("{\"event\":\"ready\",\"id\":\"" + a.id + "\",\"role\":\"consumer\","
+        + Jms.nodelayJson(connection, a.url) + "}");
     system.tell(ConsumerCollector.Started.INSTANCE);
     if (a.gate) {
       Thread gate = new Thread(() -> {

@@ -68,7 +68,8 @@ public final class ContractProducer {
       Cli.fail(1, "could not create a producer at " + a.url + ": " + Jms.describe(e));
       return;
     }
-    Out.line("{\"event\":\"ready\",\"id\":\"" + a.id + "\",\"role\":\"producer\"}");
+    Out.line("{\"event\":\"ready\",\"id\":\"" + a.id + "\",\"role\":\"producer\","
+        + Jms.nodelayJson(connection, a.url) + "}");
 
     CompletableFuture<ProducerCreator.Records> result = new CompletableFuture<>();
     ActorSystem<ProducerCreator.Command> system = ActorSystem.create(

@@ -148,6 +148,33 @@ public final class Jms {
     }
   }
 
+  private static final java.util.regex.Pattern NODELAY =
+      java.util.regex.Pattern.compile("[?&]wireFormat\\.tcpNoDelayEnabled=([A-Za-z]+)");
+
+  /**
+   * The ready line's socket fact (clients/contract.md): TCP_NODELAY as read back from the
+   * connection's socket (ActiveMQConnection.getTransport().narrow(Socket.class), public API), or
+   * else what activemq-client sets once the wire format is negotiated: the negotiated
+   * {@code wireFormat.tcpNoDelayEnabled}, true unless the URL says false. Changes nothing.
+   */
+  public static String nodelayJson(Connection c, String url) {
+    if (c instanceof org.apache.activemq.ActiveMQConnection ac) {
+      try {
+        java.net.Socket s = ac.getTransport().narrow(java.net.Socket.class);
+        if (s != null) {
+          return "\"tcp_nodelay\":" + s.getTcpNoDelay() + ",\"tcp_nodelay_how\":\"getsockopt\"";
+        }
+      } catch (java.net.SocketException | RuntimeException ignored) {
+        // fall through to what the library sets
+      }
+    }
+    boolean on = true;
+    for (java.util.regex.Matcher m = NODELAY.matcher(url); m.find(); ) {
+      on = Boolean.parseBoolean(m.group(1));
+    }
+    return "\"tcp_nodelay\":" + on + ",\"tcp_nodelay_how\":\"library\"";
+  }
+
   public static String describe(Throwable e) {
     Throwable t = e;
     while (t instanceof JMSException && t.getCause() != null) {
