@@ -485,7 +485,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "'listener' = a consumer's own work a message, without a broker")
     p.add_argument("what", choices=["clients", "listener"])
     p.add_argument("--clients", help="comma-separated client specs (default: the four languages; "
-                   "listener: net-stomp and openwire-jms, the two it has)")
+                   "akka-bridge and stompjs:tcp by name; listener: net-stomp and openwire-jms, "
+                   "the two it has)")
     p.add_argument("--sizes", default="6,1024", help="body sizes, comma-separated")
     p.add_argument(
         "--count",
