@@ -35,10 +35,10 @@ public final class Send {
 
   private record Go(long seq, boolean last) {}
 
-  /** Times in the sender's thread; read by main after {@code confirmed} completed. */
+  /** Written in the sender's thread (messages 0 and SKIP), read by main at the end. */
   private static final class Times {
-    long first;
-    long mark;
+    volatile long first;
+    volatile long mark;
   }
 
   public static void main(String[] a) throws Exception {
@@ -65,33 +65,10 @@ public final class Send {
         if (g.seq() == skip) {
           t.mark = now;
         }
-        BytesMessage m = s.createBytesMessage();
-        for (long k = 5, d = g.seq() % 1_000_000; k >= 0; k--, d /= 10) {
-          if (k < size) {
-            body[(int) k] = (byte) ('0' + d % 10);
-          }
-        }
-        m.writeBytes(body);
-        m.setStringProperty("bb_producer", "loop");
-        m.setStringProperty("bb_seq", Long.toString(g.seq()));
-        m.setStringProperty("bb_burst", "0");
-        m.setStringProperty("bb_sent_ns", Long.toString(now));
-        m.setStringProperty("bb_nonce", "loop");
-        m.setStringProperty("bb_crc32", Body.hex8(Body.crc32(crc, body, 0, size)));
-        if (!g.last()) {
-          p.send(m);
-        } else {   // with the broker's receipt: then all are in
-          p.send(m, new AsyncCallback() {
-            @Override
-            public void onSuccess() {
-              confirmed.complete(EpochClock.nowNs());
-            }
-
-            @Override
-            public void onException(JMSException e) {
-              confirmed.completeExceptionally(e);
-            }
-          });
+        try {
+          send(s, p, g, body, crc, now, confirmed);
+        } catch (JMSException | RuntimeException e) {
+          Cli.fail(1, "send failed: " + Jms.describe(e));
         }
         return Behaviors.same();
       });
@@ -112,5 +89,38 @@ public final class Send {
     system.terminate();
     system.getWhenTerminated().toCompletableFuture().get(5, TimeUnit.SECONDS);
     System.exit(0);
+  }
+
+  /** One message as the contract producer builds it; the last with the broker's receipt. */
+  private static void send(Session s, ActiveMQMessageProducer p, Go g, byte[] body, CRC32 crc,
+      long now, CompletableFuture<Long> confirmed) throws JMSException {
+    BytesMessage m = s.createBytesMessage();
+    for (long k = 5, d = g.seq() % 1_000_000; k >= 0; k--, d /= 10) {
+      if (k < body.length) {
+        body[(int) k] = (byte) ('0' + d % 10);
+      }
+    }
+    m.writeBytes(body);
+    m.setStringProperty("bb_producer", "loop");
+    m.setStringProperty("bb_seq", Long.toString(g.seq()));
+    m.setStringProperty("bb_burst", "0");
+    m.setStringProperty("bb_sent_ns", Long.toString(now));
+    m.setStringProperty("bb_nonce", "loop");
+    m.setStringProperty("bb_crc32", Body.hex8(Body.crc32(crc, body, 0, body.length)));
+    if (!g.last()) {
+      p.send(m);
+    } else {   // with the broker's receipt: then all are in
+      p.send(m, new AsyncCallback() {
+        @Override
+        public void onSuccess() {
+          confirmed.complete(EpochClock.nowNs());
+        }
+
+        @Override
+        public void onException(JMSException e) {
+          confirmed.completeExceptionally(e);
+        }
+      });
+    }
   }
 }
