@@ -95,11 +95,7 @@ public final class Send {
   private static void send(Session s, ActiveMQMessageProducer p, Go g, byte[] body, CRC32 crc,
       long now, CompletableFuture<Long> confirmed) throws JMSException {
     BytesMessage m = s.createBytesMessage();
-    for (long k = 5, d = g.seq() % 1_000_000; k >= 0; k--, d /= 10) {
-      if (k < body.length) {
-        body[(int) k] = (byte) ('0' + d % 10);
-      }
-    }
+    System.arraycopy(Body.counter(g.seq()), 0, body, 0, Math.min(6, body.length));
     m.writeBytes(body);
     m.setStringProperty("bb_producer", "loop");
     m.setStringProperty("bb_seq", Long.toString(g.seq()));
