@@ -12,7 +12,6 @@ import burstbench.bridge.shared.EpochClock;
 import burstbench.bridge.shared.LongArray;
 import burstbench.bridge.shared.Out;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -64,8 +63,7 @@ final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.Command
   private final String id;
   private final long target;
   private final CompletableFuture<String> stop;
-  private final Map<String, Integer> producerIndex = new HashMap<>();
-  private final List<String> producers = new ArrayList<>();
+  private final Names producers = new Names();
   private int[] producer = new int[1024];
   private final LongArray seq = new LongArray();
   private final LongArray burst = new LongArray();
@@ -73,8 +71,7 @@ final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.Command
   private final LongArray recvNs = new LongArray();
   /** bytes << 20 | dest << 2 | redelivered << 1 | bodyOk. */
   private final LongArray bytesFlags = new LongArray();
-  private final Map<String, Integer> nonceIndex = new HashMap<>();
-  private final List<String> nonces = new ArrayList<>();
+  private final Names nonces = new Names();
   /** Per record: index into {@link #nonces}, -1 when bb_nonce was absent. */
   private int[] nonce = new int[1024];
   private final LongArray crcHeader = new LongArray();
@@ -118,17 +115,11 @@ final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.Command
     if (n == producer.length) {
       producer = java.util.Arrays.copyOf(producer, n * 2);
     }
-    producer[n] = producerIndex.computeIfAbsent(r.producer(), p -> {
-      producers.add(p);
-      return producers.size() - 1;
-    });
+    producer[n] = producers.of(r.producer());
     if (n == nonce.length) {
       nonce = java.util.Arrays.copyOf(nonce, n * 2);
     }
-    nonce[n] = r.nonce() == null ? -1 : nonceIndex.computeIfAbsent(r.nonce(), x -> {
-      nonces.add(x);
-      return nonces.size() - 1;
-    });
+    nonce[n] = r.nonce() == null ? -1 : nonces.of(r.nonce());
     crcHeader.add(r.crcHeader());
     if (r.crcHeader() == CRC_RAW) {
       rawCrc.put(n, r.crcRaw());
@@ -170,8 +161,8 @@ final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.Command
 
   private Behavior<Command> checkDrain() {
     if (drain != null && received + foreign >= drain.handedOff()) {
-      drain.replyTo().tell(new Snapshot(producers, producer, seq, burst, sentNs, recvNs, bytesFlags,
-          nonces, nonce, crcHeader, rawCrc, crcBody, received, foreign, redelivered));
+      drain.replyTo().tell(new Snapshot(producers.names, producer, seq, burst, sentNs, recvNs,
+          bytesFlags, nonces.names, nonce, crcHeader, rawCrc, crcBody, received, foreign, redelivered));
       drain = null;
       return Behaviors.stopped();
     }

@@ -18,9 +18,12 @@ final class ConsumerWorker extends AbstractBehavior<ConsumerWorker.Command> {
 
   sealed interface Command {}
 
-  /** What the JMS listener took from one message, unparsed. */
+  /**
+   * What the JMS listener took from one message, unparsed; {@code head}: the body's first bytes
+   * as {@link Body#head} packs them.
+   */
   record Raw(String producer, String seq, String burst, String sentNs, String nonce,
-      String crcHeader, byte[] head, int bytes, int crcBody, boolean redelivered, int dest, long recvNs)
+      String crcHeader, long head, int bytes, int crcBody, boolean redelivered, int dest, long recvNs)
       implements Command {}
 
   static Behavior<Command> create(ActorRef<ConsumerCollector.Command> collector) {

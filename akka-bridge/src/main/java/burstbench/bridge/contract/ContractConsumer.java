@@ -45,8 +45,6 @@ import org.apache.activemq.ActiveMQSession;
 public final class ContractConsumer {
   private ContractConsumer() {}
 
-  private static final byte[] EMPTY = new byte[0];
-
   /** One destination's listener; runs on that session's delivery thread only. */
   private static final class Listener implements MessageListener {
     private final Session session;
@@ -74,7 +72,7 @@ public final class ContractConsumer {
     public void onMessage(Message m) {
       long recvNs = EpochClock.nowNs();
       try {
-        byte[] head = EMPTY;
+        long head = 0;
         int len = 0;
         int bodyCrc = 0;   // CRC-32 of no bytes
         if (m instanceof BytesMessage bm) {
@@ -83,12 +81,12 @@ public final class ContractConsumer {
             buf = new byte[(int) Math.max(want, Math.min(Integer.MAX_VALUE - 8, 2L * buf.length))];
           }
           len = want == 0 ? 0 : Math.max(0, bm.readBytes(buf, want));
-          head = java.util.Arrays.copyOf(buf, Math.min(6, len));
+          head = Body.head(buf, len);
           bodyCrc = Body.crc32(crc, buf, 0, len);
         } else if (m instanceof TextMessage tm && tm.getText() != null) {
           byte[] b = tm.getText().getBytes(StandardCharsets.UTF_8);
           len = b.length;
-          head = java.util.Arrays.copyOf(b, Math.min(6, len));
+          head = Body.head(b, len);
           bodyCrc = Body.crc32(crc, b, 0, len);
         }
         handedOff.incrementAndGet();

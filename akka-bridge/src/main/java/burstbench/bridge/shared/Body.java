@@ -77,18 +77,36 @@ public final class Body {
    * expected counter digits of {@code seq} (its first {@code length} digits when shorter than 6).
    */
   public static boolean ok(byte[] head, int length, long seq) {
-    if (length <= 0 || head == null) {
+    if (length <= 0 || head == null || head.length < Math.min(6, length)) {
       return false;
     }
-    byte[] d = counter(seq);
+    return ok(head(head, length), length, seq);
+  }
+
+  /**
+   * The first bytes of a body of {@code length} bytes (at most 6) packed into one long, byte i in
+   * bits 8i..8i+7: what {@link #ok(long, int, long)} checks, without an array a message.
+   */
+  public static long head(byte[] b, int length) {
+    long h = 0;
+    for (int i = Math.min(6, length) - 1; i >= 0; i--) {
+      h = (h << 8) | (b[i] & 0xFF);
+    }
+    return h;
+  }
+
+  /** As {@link #ok(byte[], int, long)}, for a head packed by {@link #head}. */
+  public static boolean ok(long head, int length, long seq) {
+    if (length <= 0) {
+      return false;
+    }
+    long c = Math.floorMod(seq, 1_000_000L);
     int n = Math.min(6, length);
-    if (head.length < n) {
-      return false;
-    }
-    for (int i = 0; i < n; i++) {
-      if (head[i] != d[i]) {
+    for (int i = 5; i >= 0; i--) {
+      if (i < n && ((head >>> (8 * i)) & 0xFF) != '0' + c % 10) {
         return false;
       }
+      c /= 10;
     }
     return true;
   }

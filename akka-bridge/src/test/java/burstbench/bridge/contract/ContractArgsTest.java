@@ -108,5 +108,33 @@ class ContractArgsTest {
     assertTrue(Body.ok("00".getBytes(StandardCharsets.US_ASCII), 2, 42));
     assertFalse(Body.ok("000043".getBytes(StandardCharsets.US_ASCII), 6, 42));
     assertFalse(Body.ok(new byte[0], 0, 0));
+    assertFalse(Body.ok("0000".getBytes(StandardCharsets.US_ASCII), 8, 0));   // head shorter than the body's 6
+    assertTrue(Body.ok("999999".getBytes(StandardCharsets.US_ASCII), 6, -1));   // seq mod 1,000,000
+  }
+
+  @Test
+  void packedHead() {
+    byte[] b = "000042xx".getBytes(StandardCharsets.US_ASCII);
+    assertEquals(0x323430303030L, Body.head(b, 8));   // '0','0','0','0','4','2' from the low byte up
+    assertEquals(0x3030L, Body.head(b, 2));
+    assertTrue(Body.ok(Body.head(b, 8), 8, 42));
+    assertTrue(Body.ok(Body.head(b, 8), 8, 1_000_042));
+    assertFalse(Body.ok(Body.head(b, 8), 8, 43));
+    assertFalse(Body.ok(Body.head("000042".getBytes(StandardCharsets.US_ASCII), 6), 6, 420));
+    assertTrue(Body.ok(Body.head(b, 3), 3, 42));   // a 3-byte body: its 3 digits
+    assertFalse(Body.ok(Body.head("001".getBytes(StandardCharsets.US_ASCII), 3), 3, 42));
+    assertFalse(Body.ok(0L, 0, 0));
+  }
+
+  @Test
+  void namesIndexInFirstSeenOrderWhateverTheLastWas() {
+    Names n = new Names();
+    assertEquals(0, n.of("p1"));
+    assertEquals(0, n.of(new String("p1")));   // equal, not the same instance
+    assertEquals(1, n.of("p2"));
+    assertEquals(0, n.of("p1"));
+    assertEquals(1, n.of("p2"));
+    assertEquals(2, n.of("p3"));
+    assertEquals(java.util.List.of("p1", "p2", "p3"), n.names);
   }
 }
