@@ -56,7 +56,8 @@ class Client:
     ack_modes: frozenset[str] = frozenset({"auto", "client", "client-individual"})
     # minimal same-library loops for ./bench perf: (send argv, receive argv); they take
     # URL QUEUE COUNT SIZE [SKIP] (send) / URL QUEUE COUNT [SKIP] (receive) and print
-    # {"count", "first_ns", "mark_ns" (message SKIP), "last_ns"}
+    # {"count", "first_ns", "mark_ns" (message SKIP), "last_ns"}, and but for stompjs's send
+    # "every" and "at_ns" (when messages 0, EVERY, 2 EVERY... arrived or were handed to send)
     loops: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     notes: str = ""
     extra_env: dict = field(default_factory=dict)

@@ -391,3 +391,47 @@ def test_a_receive_without_a_common_window_counts_but_compares_nothing():
     assert "ratio" not in row["recv"]["one_cpu"]
     last = format_row(row).splitlines()[-1]
     assert "no common window in any of its 2 rounds" in last and "loop / client 0.70" in last
+
+
+def test_a_send_is_compared_where_both_producers_sent_too_beside_its_own_windows():
+    """The loop's producer reports when every 1,000th message was handed to send (at_ns), so
+    the span in which both producers sent warm counts each side's messages, as a receive's
+    does; a send timed whole (stompjs) has none. The judged figure stays the own windows'."""
+    from burstbench import clients
+    from burstbench.measure.perf import OneCpu, _one_cpu_summary, format_row, send_common_window
+
+    count, skip = 10_000, 5_000
+    jms = clients.resolve("openwire-jms")
+    sent = _loop_line([1000 * i for i in range(count)])           # hands over one a µs
+    sent["mark_ns"], sent["last_ns"] = 5_000_000, 10_050_000      # ... confirmed 51 µs after
+    calls = [2_300_000 + 1000 * i for i in range(count)]          # started later, ends later
+    a, b, n_loop, n_client = send_common_window(jms, sent, calls, count, skip)
+    assert (a, b) == (calls[skip], sent["last_ns"]) == (7_300_000, 10_050_000)
+    assert n_client == sum(a < t <= b for t in calls) == 2_750
+    assert n_loop == pytest.approx(count - 7_301, abs=1)  # messages 7,301.. (the last at 9.999 ms)
+    assert send_common_window(clients.resolve("stompjs"), sent, calls, count, skip) is None
+    assert send_common_window(jms, {k: v for k, v in sent.items() if k != "at_ns"}, calls,
+                              count, skip) is None
+    late = [20_000_000 + 1000 * i for i in range(count)]
+    assert send_common_window(jms, sent, late, count, skip) is None
+
+    def side(own, common):
+        return OneCpu(own, 8.0, 1, 1, 0.0, 0.0, 0.0, 8.0, 0.6, send_cpu_us_common=common,
+                      send_common=float("nan") if math.isnan(common) else 0.5)
+    nan = float("nan")
+    rounds = [(side(5.0, 5.0), side(5.5, 5.1)), (side(5.0, 5.0), side(5.4, 5.2)),
+              (side(5.0, nan), side(5.0, nan))]
+    send = _one_cpu_summary(rounds, "send")
+    assert send["ratio"]["min"] == pytest.approx(5.0 / 5.5)         # judged: all three rounds
+    cw = send["common_window"]
+    assert cw["rounds"] == 2 and cw["of"] == 3 and cw["share"]["median"] == 0.5
+    assert cw["ratio"]["max"] == pytest.approx(5.0 / 5.1)
+    spread = {"median": 1.0, "min": 1.0, "max": 1.0}
+    row = {"client": "openwire-jms", "size": 6,
+           "send": {"loop": spread, "client": spread, "ratio": 1.0, "one_cpu": send},
+           "recv": {"loop": spread, "client": spread, "ratio": 1.0}}
+    lines = format_row(row).splitlines()
+    i = next(k for k, x in enumerate(lines) if x.startswith("  1 CPU, CPU us/msg"))
+    assert lines[i + 1].startswith("    common window") and "(2 of 3 rounds, 50% of" in lines[i + 1]
+    assert "0.97 (0.96-0.98)" in lines[i + 1] and "0.91" in lines[i]
+    assert "common_window" not in _one_cpu_summary(rounds[2:], "send")

@@ -197,15 +197,25 @@ def test_each_loop_marks_message_skip_and_both_sides_are_timed_after_it(spec, tm
 
 @pytest.mark.integration
 @pytest.mark.parametrize("spec", LOOPED)
-def test_each_receive_loop_reports_when_every_thousandth_message_arrived(spec, sup,
-                                                                        shared_broker):
+def test_each_loop_reports_when_every_thousandth_message_arrived_or_was_sent(spec, sup,
+                                                                             shared_broker):
     """The real broker and each loop: its last line holds when messages 0, 1000, 2000...
     arrived (at_ns), so that the harness counts what it received in any span (the one-CPU
-    rounds' common window)."""
+    rounds' common window); a send loop's, when they were handed to send (but stompjs's,
+    whose send is timed whole)."""
     r = clients.resolve(spec)
     send_argv, recv_argv = r.client.loops
     url, q = shared_broker.url_for(r.protocol), f"perf.at.{spec}"
-    perf._run_to_end(sup, f"send-{spec}", [*send_argv, url, q, "2500", "6", "0"], 120)
+    sent = perf._run_to_end(sup, f"send-{spec}", [*send_argv, url, q, "2500", "6", "1250"],
+                            120)[-1]
+    if perf.send_timed_from_mark(r):
+        at = [int(x) for x in sent["at_ns"]]
+        first, mark, last = (int(sent[k]) for k in ("first_ns", "mark_ns", "last_ns"))
+        assert sent["every"] == 1000 and len(at) == 3 and at == sorted(at)
+        assert first <= at[0] <= at[1] <= mark <= at[2] <= last
+        assert perf.loop_arrived(sent, last) == 2500 and perf.loop_arrived(sent, at[2]) == 2001
+    else:
+        assert "at_ns" not in sent
     rcv = perf._run_to_end(sup, f"recv-{spec}", [*recv_argv, url, q, "2500", "1250"], 120)[-1]
     at = [int(x) for x in rcv["at_ns"]]
     first, mark, last = (int(rcv[k]) for k in ("first_ns", "mark_ns", "last_ns"))
@@ -302,6 +312,10 @@ def test_one_cpu_rounds_run_loop_and_client_together_on_one_cpu(pinned):
                 cpu = o["cpu_us_per_msg"][side]["median"]
                 assert 0 <= o["sys_us_per_msg"][side]["median"] < cpu
                 assert 1 / 8 < o["reads_per_msg"][side]["median"] <= 1
+        if role == "send" and "common_window" in o:  # when both producers sent, beside
+            cw = o["common_window"]
+            assert cw["of"] == 1 and MIN_COMMON <= cw["share"]["min"] <= 1
+            assert 0 < cw["cpu_us_per_msg"]["client"]["median"] < 10_000
         assert 0 < o["cpu_us_per_msg"]["loop"]["median"] < 10_000
         assert 0 < o["cpu_us_per_msg"]["client"]["median"] < 10_000
         assert o["ratio"]["median"] > 0 and o["rates"]["client"]["median"] > 0

@@ -580,6 +580,8 @@ class OneCpu(NamedTuple):
     recv_held_ms: float = math.nan  # how long the broker held the queues for both consumers
     recv_sys_us: float = math.nan  # the consumer's system CPU µs per message, common window
     recv_reads: float = math.nan   # its read system calls per message, common window
+    send_cpu_us_common: float = math.nan  # the producer's, in the send's common window
+    send_common: float = math.nan  # that window's messages / the timed messages (nan: none)
 
 
 # A receive round's common window must hold at least this share of each side's timed messages
@@ -589,7 +591,8 @@ MIN_COMMON = 0.25
 def loop_arrived(rcv: dict, t: int) -> float:
     """How many messages a receive loop had by time ``t`` (epoch ns), from its last line:
     ``at_ns`` holds when messages 0, EVERY, 2 EVERY... arrived, ``last_ns`` the last one's;
-    linear in between."""
+    linear in between. A send loop's line reads the same way (``at_ns``: when they were handed
+    to send; ``last_ns``: when the broker confirmed the last)."""
     every = int(rcv["every"])
     pts = [(int(x), k * every + 1) for k, x in enumerate(rcv["at_ns"])]
     pts.append((int(rcv["last_ns"]), int(rcv["count"])))
@@ -616,6 +619,27 @@ def common_window(rcv: dict, arrivals: list[int], count: int,
     wait a wake-up (not proven; docs/perf.md)."""
     w = _common_span([(int(rcv["mark_ns"]), int(rcv["last_ns"])), (arrivals[skip], arrivals[-1])],
                      [lambda t: loop_arrived(rcv, t), lambda t: bisect.bisect_right(arrivals, t)],
+                     count, skip)
+    return None if w is None else (w[0], w[1], *w[2])
+
+
+def send_common_window(r: clients.Resolved, sent: dict, calls: list[int], count: int,
+                       skip: int) -> tuple[int, int, float, int] | None:
+    """The span in which a send loop's producer and the client's, on one CPU, both sent warm:
+    from the later of their messages SKIP to the earlier of their ends (the loop's: the broker's
+    confirmation of its last message; the client's: its last send call, as
+    _client_send_cpu_window takes it). (from, to, the loop's messages in it, the client's), or
+    None when a send is timed whole (stompjs), when the loop's line has no ``at_ns`` or when
+    the span holds less than MIN_COMMON of either side's timed messages.
+
+    Timed over its own messages, each producer's window also holds a part the other did not
+    share: the client's producer started its timed messages 0.07-1.09 s after the loop's and
+    ended 0.18-0.85 s later in 9 Akka rounds at 6 B (windows of 1.8-4.2 s), and the host's speed
+    moves within seconds (docs/perf.md)."""
+    if not send_timed_from_mark(r) or "at_ns" not in sent:
+        return None
+    w = _common_span([(int(sent["mark_ns"]), int(sent["last_ns"])), (calls[skip], calls[-1])],
+                     [lambda t: loop_arrived(sent, t), lambda t: bisect.bisect_right(calls, t)],
                      count, skip)
     return None if w is None else (w[0], w[1], *w[2])
 
@@ -720,6 +744,8 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
     client = _client_rates(r, count, times, crec, r_cpu[cr], skip, arrivals)
     common = common_window(rcv, arrivals, count, skip)
     share = min(common[2:]) / (count - skip) if common is not None else math.nan
+    s_common = send_common_window(r, sent[ls][-1], times[0], count, skip)
+    s_share = min(s_common[2:]) / (count - skip) if s_common is not None else math.nan
     out = []
     for i, (smp, s_side, r_side, send_window, own) in enumerate((
             (loop, s_cpu[ls], r_cpu[lr], _loop_send_window(r, count, skip, sent[ls][-1]),
@@ -727,6 +753,8 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
             (client, s_cpu[cs], r_cpu[cr], _client_send_cpu_window(r, count, skip, *times),
              (arrivals[skip], arrivals[-1])))):
         send_us, send_jit = _cpu_apart(s_side, *send_window)
+        send_common_us = (math.nan if s_common is None
+                          else _cpu_apart(s_side, s_common[0], s_common[1], s_common[2 + i])[0])
         own_us = _cpu_apart(r_side, *own, max(1, count - skip - 1))[0]  # as _cpu_us counts
         recv_us = recv_jit = faults = sys_us = reads = math.nan
         if common is not None:
@@ -735,7 +763,7 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
             faults = r_side.faults_between(a, b) / n
             sys_us, reads = r_side.sys_between(a, b) / 1000 / n, r_side.reads_between(a, b) / n
         out.append(OneCpu(send_us, recv_us, smp.send, smp.recv, faults, send_jit, recv_jit,
-                          own_us, share, held_ms, sys_us, reads))
+                          own_us, share, held_ms, sys_us, reads, send_common_us, s_share))
     return out[0], out[1]
 
 
@@ -907,6 +935,16 @@ def _one_cpu_summary(one: list[tuple[OneCpu, OneCpu]], role: str) -> dict:
             lo, cl = ([getattr(x, field) for x in side] for side in (loops, mine))
             if not any(math.isnan(v) for v in lo + cl):
                 d[key] = {"loop": _spread(lo), "client": _spread(cl)}
+    if role == "send":
+        both = [x for x in one if not math.isnan(x[0].send_cpu_us_common)]
+        if both:  # beside the judged figure: the span in which both producers sent
+            k_common = OneCpu._fields.index("send_cpu_us_common")
+            d["common_window"] = {
+                "rounds": len(both), "of": len(one),
+                "share": _spread([x[0].send_common for x in both]),
+                "cpu_us_per_msg": {"loop": _spread([x[0].send_cpu_us_common for x in both]),
+                                   "client": _spread([x[1].send_cpu_us_common for x in both])},
+                "ratio": _paired([x[0] for x in both], [x[1] for x in both], k_common)}
     jit = "send_jit" if role == "send" else "recv_jit"
     d["jit_share"] = {"loop": _spread([getattr(x, jit) for x in loops]),
                       "client": _spread([getattr(x, jit) for x in mine])}
@@ -1207,7 +1245,9 @@ ONE_CPU_FOOTNOTE = (
     "counts only the common window, while both drained (the one left alone costs more a "
     "message, likely\n  waiting on the broker); a round whose window holds less than a quarter "
     "of the timed messages is left out\n  (common window: rounds kept, and their share of the "
-    "timed messages). The host's\n  "
+    "timed messages). A send is judged over each producer's own\n  timed messages; below it, "
+    "its common window, while both producers sent (a loop counts its sends from its\n  "
+    "at_ns; a stompjs send, timed whole, has none). The host's\n  "
     "speed flips within seconds here and moves both alike, so this ratio settles where the "
     "rates' cannot (docs/perf.md).\n  A JVM's one-CPU rounds run longer, the extra all "
     "warm-up (--count-jvm-one-cpu); JIT share: the part of\n  its timed CPU its compiler "
@@ -1332,6 +1372,12 @@ def format_row(row: dict) -> str:
                              f"{c['share']['max']:.0%}) of the timed messages; "
                              + f"own windows: loop / client {ow['ratio']['median']:.2f} "
                              f"({ow['ratio']['min']:.2f}-{ow['ratio']['max']:.2f})")
+            if "common_window" in o:  # a send's, beside its own windows' (the judged line)
+                cw = o["common_window"]
+                lines.append(_cpu_line("    common window", role, cw["cpu_us_per_msg"]["loop"],
+                                       cw["cpu_us_per_msg"]["client"], cw["ratio"])
+                             + f"  ({cw['rounds']} of {cw['of']} rounds, "
+                             f"{cw['share']['median']:.0%} of the timed messages)")
             jl, jc = o.get("jit_share", {}).get("loop"), o.get("jit_share", {}).get("client")
             if jl and jc and (jl["max"] > 0 or jc["max"] > 0):
                 lines.append(_pair_line("  1 CPU, JIT share", role, jl, jc, ".1%"))

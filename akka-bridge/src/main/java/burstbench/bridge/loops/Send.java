@@ -28,17 +28,29 @@ import org.apache.activemq.AsyncCallback;
  * message timestamps, one sender actor on the blocking dispatcher told one message at a time by
  * the guardian, the same body and six string properties, the last message sent with an
  * AsyncCallback and waited for. Prints {"count", "first_ns", "mark_ns" (message SKIP handed to
- * send), "last_ns" (the broker confirmed the last)}.
+ * send), "last_ns" (the broker confirmed the last), "every", "at_ns" (when messages 0, EVERY,
+ * 2 EVERY... were handed to send)}.
  */
 public final class Send {
   private Send() {}
 
   private record Go(long seq, boolean last) {}
 
-  /** Written in the sender's thread (messages 0 and SKIP), read by main at the end. */
+  static final int EVERY = 1000;
+
+  /**
+   * Written in the sender's thread (messages 0, SKIP and each EVERY-th), read by main at the end:
+   * {@code at} up to the index last written to {@code atCount}, a volatile write after it.
+   */
   private static final class Times {
     volatile long first;
     volatile long mark;
+    volatile int atCount;
+    final long[] at;
+
+    Times(long n) {
+      at = new long[(int) ((n + EVERY - 1) / EVERY)];
+    }
   }
 
   public static void main(String[] a) throws Exception {
@@ -53,7 +65,7 @@ public final class Send {
     p.setDeliveryMode(DeliveryMode.NON_PERSISTENT);
     p.setDisableMessageTimestamp(true);
     CompletableFuture<Long> confirmed = new CompletableFuture<>();
-    Times t = new Times();
+    Times t = new Times(n);
     Behavior<Go> sender = Behaviors.setup(ctx -> {
       byte[] body = Body.of(0, size);
       CRC32 crc = new CRC32();
@@ -64,6 +76,11 @@ public final class Send {
         }
         if (g.seq() == skip) {
           t.mark = now;
+        }
+        if (g.seq() % EVERY == 0) {
+          int k = (int) (g.seq() / EVERY);
+          t.at[k] = now;
+          t.atCount = k + 1;
         }
         try {
           send(s, p, g, body, crc, now, confirmed);
@@ -82,8 +99,12 @@ public final class Send {
       return Behaviors.empty();
     }), "send-loop", Cli.config());
     long last = confirmed.get(600, TimeUnit.SECONDS);
-    System.out.printf("{\"count\":%d,\"first_ns\":%d,\"mark_ns\":%d,\"last_ns\":%d}%n",
-        n, t.first, t.mark, last);
+    StringBuilder ats = new StringBuilder();
+    for (int k = 0, m = t.atCount; k < m; k++) {
+      ats.append(k > 0 ? "," : "").append(t.at[k]);
+    }
+    System.out.printf("{\"count\":%d,\"first_ns\":%d,\"mark_ns\":%d,\"last_ns\":%d,\"every\":%d,"
+        + "\"at_ns\":[%s]}%n", n, t.first, t.mark, last, EVERY, ats);
     System.out.flush();
     Jms.closeQuietly(c);
     system.terminate();
