@@ -6,6 +6,7 @@ language (paced and a timed flood) that must account exactly and whose windows a
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -125,20 +126,30 @@ def test_a_paced_sustained_run_accounts_exactly(spec_name, tmp_path):
 @pytest.mark.integration
 @pytest.mark.parametrize("spec_name", clients.LANGUAGE_CLIENTS)
 def test_a_timed_flood_stops_on_time_and_accounts_exactly(spec_name, tmp_path):
-    """--rate max for 1 s + 1 s: the producer floods until the time is up (its last message
-    is the first one sent after it), and every message is accounted for."""
+    """--rate max for 1 s + 2 s: the producer floods until the time is up (its last message
+    is the first one sent after it), and every message is accounted for.
+
+    The measured period is 2 s, not 1: the broker holds a Net::Stomp flood still for 0.76-0.95
+    s about 0.6 s in (the producer's records of each of 3 runs looked at: 20,000-23,000
+    messages sent, the consumer having taken under 1,000; the point broker's queue holds
+    64 MB), and once, in a CI run, for the whole measured second of a 1 s + 1 s flood, which
+    then timed nothing.
+    The stall is the broker's, with a slow consumer; whether its producer flow control or its
+    spooling to the temporary store is not settled."""
     r = client_or_skip(spec_name)
-    spec = PointSpec(producer=[r.label], consumer=[r.label], rate=0.0, duration=1, warmup=1)
+    spec = PointSpec(producer=[r.label], consumer=[r.label], rate=0.0, duration=2, warmup=1)
     out = Runner(spec, tmp_path / "point").run()
     m = metrics(out)
     a = m["accounting"]
     assert a["sent"] > 1000 and (a["received"], a["lost"], a["duplicates"]) == (a["sent"], 0, 0)
     actual = sorted(out.send_actual)
     assert len(actual) == a["sent"]
-    # the flood ends at its start + 2 s (the start is read a moment before the first send)
-    assert actual[-2] < actual[0] + 2 * S and actual[0] + 2 * S - S // 100 <= actual[-1]
-    assert actual[-1] < actual[0] + 3 * S
-    assert m["latency_ms"] is None and m["time_in_queue_ms"]["samples"] > 0
+    # the flood ends at its start + 3 s (the start is read a moment before the first send)
+    assert actual[-2] < actual[0] + 3 * S and actual[0] + 3 * S - S // 100 <= actual[-1]
+    assert actual[-1] < actual[0] + 4 * S
+    stall = max((y - x for x, y in itertools.pairwise(actual)), default=0)
+    assert m["latency_ms"] is None and m["time_in_queue_ms"]["samples"] > 0, (
+        f"nothing sent in the measured period; the producer's longest pause {stall / S:.2f} s")
     _check_windows(out, m, spec)
 
 
