@@ -134,8 +134,8 @@ def test_a_timed_flood_stops_on_time_and_accounts_exactly(spec_name, tmp_path):
     messages sent, the consumer having taken under 1,000; the point broker's queue holds
     64 MB), and once, in a CI run, for the whole measured second of a 1 s + 1 s flood, which
     then timed nothing.
-    The stall is the broker's, with a slow consumer; whether its producer flow control or its
-    spooling to the temporary store is not settled."""
+    Not the broker's producer flow control nor its garbage collector; what holds it is not
+    settled (docs/findings.md, "A flood stands still for about a second")."""
     r = client_or_skip(spec_name)
     spec = PointSpec(producer=[r.label], consumer=[r.label], rate=0.0, duration=2, warmup=1)
     out = Runner(spec, tmp_path / "point").run()
