@@ -610,7 +610,8 @@ def common_window(rcv: dict, arrivals: list[int], count: int,
     """The span in which a receive loop and a client's consumer, draining their backlogs on
     one CPU, both ran warm: from the later of their messages SKIP to the earlier of their last
     ones. (from, to, the loop's messages in it, the client's), or None when it holds less than
-    MIN_COMMON of either side's timed messages.
+    MIN_COMMON of either side's timed messages. A send's is the same span of a send loop's line
+    and the client's send calls (send_common_window).
 
     The two seldom finish together, and the one left alone costs more a message: timed over
     its own messages, the later one was alone for 9-114% of its window in 7 JMS rounds
@@ -638,10 +639,7 @@ def send_common_window(r: clients.Resolved, sent: dict, calls: list[int], count:
     moves within seconds (docs/perf.md)."""
     if not send_timed_from_mark(r) or "at_ns" not in sent:
         return None
-    w = _common_span([(int(sent["mark_ns"]), int(sent["last_ns"])), (calls[skip], calls[-1])],
-                     [lambda t: loop_arrived(sent, t), lambda t: bisect.bisect_right(calls, t)],
-                     count, skip)
-    return None if w is None else (w[0], w[1], *w[2])
+    return common_window(sent, calls, count, skip)
 
 
 def _common_span(spans: list[tuple[int, int]], arrived: list, count: int,
