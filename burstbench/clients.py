@@ -37,6 +37,13 @@ def _java_cp(module: Path) -> str:
 # (docs/perf.md, "Kept bodies are page faults"); with these options both take none.
 JAVA_OPTS = ("-Xms256m", "-Xmx1g", "-Xmn128m", "-XX:+AlwaysPreTouch", "-XX:+UseParallelGC",
              "-Djava.net.preferIPv4Stack=true")
+# The bridge's programs (its contract clients and its loops alike) start with 384 MB of old
+# generation instead of 128: its producer hands a whole burst to its sender actors' mailboxes
+# at once (an 800,000-message burst is ~55 MB held until sent), and with 128 MB the parallel
+# collector's ergonomics ran a full collection of 1.3-1.5 s early in every one-CPU round of
+# the client's producer (0.5-0.7 s of CPU) and one of ~0.2 s in its consumer, none in the
+# loops, whose mailboxes hold less (docs/perf.md, "The Akka bridge's full collections").
+BRIDGE_JAVA_OPTS = ("-Xms512m", *JAVA_OPTS[1:])
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,14 +168,14 @@ REGISTRY: tuple[Client, ...] = (
         default_transport="tcp",
         producer=(
             "java",
-            *JAVA_OPTS,
+            *BRIDGE_JAVA_OPTS,
             "-cp",
             _java_cp(_BRIDGE),
             "burstbench.bridge.contract.ContractProducer",
         ),
         consumer=(
             "java",
-            *JAVA_OPTS,
+            *BRIDGE_JAVA_OPTS,
             "-cp",
             _java_cp(_BRIDGE),
             "burstbench.bridge.contract.ContractConsumer",
@@ -179,8 +186,8 @@ REGISTRY: tuple[Client, ...] = (
         notes="JMS consumer or producer feeding an actor pool",
         timed_bursts=False,
         loops=(
-            ("java", *JAVA_OPTS, "-cp", _java_cp(_BRIDGE), "burstbench.bridge.loops.Send"),
-            ("java", *JAVA_OPTS, "-cp", _java_cp(_BRIDGE), "burstbench.bridge.loops.Recv"),
+            ("java", *BRIDGE_JAVA_OPTS, "-cp", _java_cp(_BRIDGE), "burstbench.bridge.loops.Send"),
+            ("java", *BRIDGE_JAVA_OPTS, "-cp", _java_cp(_BRIDGE), "burstbench.bridge.loops.Recv"),
         ),
     ),
 )

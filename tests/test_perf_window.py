@@ -165,6 +165,23 @@ LOOPED = [c.name for c in clients.REGISTRY if c.loops]
 def test_every_stock_client_has_a_loop():
     assert LOOPED == [c.name for c in clients.REGISTRY if not c.tuned]
 
+def _jvm_options(argv) -> list[str]:
+    return list(argv[1:argv.index("-cp")])
+
+
+@pytest.mark.parametrize("spec", [c.name for c in clients.REGISTRY
+                                  if c.loops and c.toolchain == "java"])
+def test_a_java_loop_runs_in_the_jvm_options_of_its_client(spec):
+    """Heap and collector shape a JVM's CPU a message (the bridge's full collections came from
+    its heap's start size, docs/perf.md): a loop and its client run with the same options."""
+    c = clients.get(spec)
+    send, recv = c.loops
+    opts = _jvm_options(c.producer)
+    assert opts and "-XX:+AlwaysPreTouch" in opts
+    assert _jvm_options(c.consumer) == opts
+    assert _jvm_options(send) == opts and _jvm_options(recv) == opts
+
+
 
 @pytest.mark.integration
 @pytest.mark.parametrize("spec", LOOPED)
