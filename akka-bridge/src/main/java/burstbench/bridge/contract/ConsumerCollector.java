@@ -64,19 +64,19 @@ final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.Command
   private final long target;
   private final CompletableFuture<String> stop;
   private final Names producers = new Names();
-  private int[] producer = new int[1024];
-  private final LongArray seq = new LongArray();
-  private final LongArray burst = new LongArray();
-  private final LongArray sentNs = new LongArray();
-  private final LongArray recvNs = new LongArray();
+  private int[] producer;
+  private final LongArray seq;
+  private final LongArray burst;
+  private final LongArray sentNs;
+  private final LongArray recvNs;
   /** bytes << 20 | dest << 2 | redelivered << 1 | bodyOk. */
-  private final LongArray bytesFlags = new LongArray();
+  private final LongArray bytesFlags;
   private final Names nonces = new Names();
   /** Per record: index into {@link #nonces}, -1 when bb_nonce was absent. */
-  private int[] nonce = new int[1024];
-  private final LongArray crcHeader = new LongArray();
+  private int[] nonce;
+  private final LongArray crcHeader;
   private final Map<Integer, String> rawCrc = new HashMap<>();
-  private final LongArray crcBody = new LongArray();
+  private final LongArray crcBody;
   private long received;
   private long foreign;
   private long redelivered;
@@ -90,6 +90,18 @@ final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.Command
     this.id = id;
     this.target = target;
     this.stop = stop;
+    // the records sized once for the messages expected (at most 2^20; 2^16 under a gate), as
+    // the JMS consumer sizes its own, not grown and copied while messages arrive
+    int cap = (int) Math.min(target > 0 ? target : 1 << 16, 1 << 20);
+    producer = new int[cap];
+    nonce = new int[cap];
+    seq = new LongArray(cap);
+    burst = new LongArray(cap);
+    sentNs = new LongArray(cap);
+    recvNs = new LongArray(cap);
+    bytesFlags = new LongArray(cap);
+    crcHeader = new LongArray(cap);
+    crcBody = new LongArray(cap);
     pool.complete(context.spawn(
         Routers.pool(workers, ConsumerWorker.create(context.getSelf())).withRoundRobinRouting(),
         "workers"));

@@ -59,7 +59,7 @@ final class ProducerCreator extends AbstractBehavior<ProducerCreator.Command> {
   private final ContractArgs args;
   private final CompletableFuture<Records> result;
   private final AtomicBoolean stopping = new AtomicBoolean();
-  private final AtomicLong sentCounter = new AtomicLong();
+  private final AtomicLong[] sentCounters;   // one a sender, written by it alone
   private final ActorRef<ProducerSender.Command>[] senders;
   private final LongArray[] closedSeqs;
   private final LongArray[] closedNs;
@@ -85,10 +85,12 @@ final class ProducerCreator extends AbstractBehavior<ProducerCreator.Command> {
     this.senders = new ActorRef[n];
     this.closedSeqs = new LongArray[n];
     this.closedNs = new LongArray[n];
+    this.sentCounters = new AtomicLong[n];
     for (int i = 0; i < n; i++) {
+      sentCounters[i] = new AtomicLong();
       senders[i] = context.spawn(
-          ProducerSender.create(i, sessions.get(i), producers.get(i), args, stopping, sentCounter,
-              context.getSelf()),
+          ProducerSender.create(i, sessions.get(i), producers.get(i), args, n, stopping,
+              sentCounters[i], context.getSelf()),
           "sender-" + i, DispatcherSelector.fromConfig(Settings.BLOCKING_DISPATCHER));
     }
     timers.startTimerAtFixedRate(Tick.INSTANCE, Duration.ofSeconds(1));
@@ -135,7 +137,7 @@ final class ProducerCreator extends AbstractBehavior<ProducerCreator.Command> {
   private Behavior<Command> onTick() {
     if (!closing) {
       Out.line("{\"event\":\"tick\",\"id\":\"" + args.id + "\",\"t_ns\":" + EpochClock.nowNs()
-          + ",\"sent\":" + sentCounter.get() + "}");
+          + ",\"sent\":" + sent() + "}");
     }
     return this;
   }
@@ -199,11 +201,19 @@ final class ProducerCreator extends AbstractBehavior<ProducerCreator.Command> {
     }
   }
 
+  private long sent() {
+    long n = 0;
+    for (AtomicLong c : sentCounters) {
+      n += c.get();
+    }
+    return n;
+  }
+
   private Behavior<Command> onClosed(Closed c) {
     closedSeqs[c.index()] = c.seqs();
     closedNs[c.index()] = c.sentNs();
     if (++closedCount == senders.length) {
-      result.complete(new Records(closedSeqs, closedNs, sentCounter.get()));
+      result.complete(new Records(closedSeqs, closedNs, sent()));
       return Behaviors.stopped();
     }
     return this;

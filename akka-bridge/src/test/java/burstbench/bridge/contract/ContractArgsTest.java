@@ -137,4 +137,15 @@ class ContractArgsTest {
     assertEquals(2, n.of("p3"));
     assertEquals(java.util.List.of("p1", "p2", "p3"), n.names);
   }
+
+  @Test
+  void eachSenderSizesItsRecordsForItsShareOfTheMessages() throws Exception {
+    ContractArgs p = parse(P, "--url", "tcp://h:1", "--destinations", "a,b,c", "--count", "1000",
+        "--bursts", "2");
+    assertEquals(667, ProducerSender.recordCapacity(p, 3));   // 2000 over 3 senders, rounded up
+    assertEquals(2000, ProducerSender.recordCapacity(p, 1));
+    ContractArgs big = parse(P, "--url", "tcp://h:1", "--destinations", "a", "--count",
+        "5000000");
+    assertEquals(1 << 20, ProducerSender.recordCapacity(big, 1));   // grown past it when needed
+  }
 }
