@@ -29,7 +29,8 @@ def _java_cp(module: Path) -> str:
     return f"{module / 'target' / 'classes'}{os.pathsep}{module / 'target' / 'lib'}/*"
 
 
-# Every Java client, loop and CLI tool runs in a JVM with these options. The young generation is
+# Every Java client, loop and CLI tool runs in a JVM with these options (the Akka bridge's with
+# a larger heap at start, BRIDGE_JAVA_OPTS below). The young generation is
 # fixed (-Xmn) and the heap touched at start (AlwaysPreTouch, 0.1 s and ~300 MB of RSS a JVM):
 # otherwise the parallel collector's adaptive sizing grows eden while messages flow, and each
 # fresh 4 KiB page costs a fault of 3-6 us on the bench's VM. How far it grows depended on the
@@ -41,8 +42,9 @@ JAVA_OPTS = ("-Xms256m", "-Xmx1g", "-Xmn128m", "-XX:+AlwaysPreTouch", "-XX:+UseP
 # generation instead of 128: its producer hands a whole burst to its sender actors' mailboxes
 # at once (an 800,000-message burst is ~55 MB held until sent), and with 128 MB the parallel
 # collector's ergonomics ran a full collection of 1.3-1.5 s early in every one-CPU round of
-# the client's producer (0.5-0.7 s of CPU) and one of ~0.2 s in its consumer, none in the
-# loops, whose mailboxes hold less (docs/perf.md, "The Akka bridge's full collections").
+# the client's producer (0.5-0.7 s of CPU) and one of ~0.2 s in its consumer (which keeps
+# records), none in the loops (smaller mailboxes, no records) (docs/perf.md, "The Akka
+# bridge's full collections"); 512 MB pre-touched is ~560 MB of RSS a JVM.
 BRIDGE_JAVA_OPTS = ("-Xms512m", *JAVA_OPTS[1:])
 
 

@@ -165,6 +165,7 @@ LOOPED = [c.name for c in clients.REGISTRY if c.loops]
 def test_every_stock_client_has_a_loop():
     assert LOOPED == [c.name for c in clients.REGISTRY if not c.tuned]
 
+
 def _jvm_options(argv) -> list[str]:
     return list(argv[1:argv.index("-cp")])
 
@@ -180,7 +181,6 @@ def test_a_java_loop_runs_in_the_jvm_options_of_its_client(spec):
     assert opts and "-XX:+AlwaysPreTouch" in opts
     assert _jvm_options(c.consumer) == opts
     assert _jvm_options(send) == opts and _jvm_options(recv) == opts
-
 
 
 @pytest.mark.integration
