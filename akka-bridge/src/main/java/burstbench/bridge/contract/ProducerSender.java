@@ -65,7 +65,6 @@ final class ProducerSender extends AbstractBehavior<ProducerSender.Command> {
   private final byte[] template;
   private final CRC32 crc = new CRC32();
   private int inTx;
-  private long sent;
   private int burstOfText = -1;
   private String burstText;
   private long sentInBurst;
@@ -151,7 +150,7 @@ final class ProducerSender extends AbstractBehavior<ProducerSender.Command> {
       }
       seqs.add(s.seq());
       sentNs.add(stamp);
-      sentCounter.lazySet(++sent);   // this sender's count; only the tick reads it
+      sentCounter.lazySet(seqs.size());   // this sender's count; only the tick reads it
       if (sentInBurst++ == 0) {
         firstNs = now;
       }
