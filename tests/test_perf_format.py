@@ -139,6 +139,15 @@ def test_a_one_cpu_receive_prints_where_its_cpu_went():
     gap = [(side(14.0, 0.8, math.nan), side(14.8, 0.9, 0.164))] + one[1:]
     assert "reads_per_msg" not in _one_cpu_summary(gap, "recv")
     assert "sys_us_per_msg" not in _one_cpu_summary(one, "send")
+    # every round is kept whole, in order, each role with its own fields only
+    each = recv["each"]
+    assert [x["recv_sys_us"] for x in each["client"]] == [0.85 + 0.01 * i for i in range(9)]
+    assert sorted(each["loop"][0]) == [
+        "recv", "recv_common", "recv_cpu_us", "recv_cpu_us_own", "recv_faults", "recv_held_ms",
+        "recv_jit", "recv_reads", "recv_sys_us"]
+    assert (each["loop"][0]["recv_cpu_us"], each["client"][8]["recv_reads"]) == (14.0, 0.164)
+    assert sorted(_one_cpu_summary(one, "send")["each"]["loop"][0]) == [
+        "send", "send_common", "send_cpu_us", "send_cpu_us_common", "send_jit"]
     spread = {"median": 1.0, "min": 1.0, "max": 1.0}
     row = {"client": "net-stomp", "size": 1024,
            "send": {"loop": spread, "client": spread, "ratio": 1.0},

@@ -897,10 +897,14 @@ def _one_cpu_summary(one: list[tuple[OneCpu, OneCpu]], role: str) -> dict:
     round with its confidence interval (>= 0.95: the client's code costs at most 5% more).
     A receive counts the rounds with a common window (common_window; when none had one, the
     row has no figures but ``common`` and ``own_windows``); its figures over each side's own
-    timed messages are kept beside, as ``own_windows``."""
+    timed messages are kept beside, as ``own_windows``. ``each`` keeps every round's figures
+    of the role (OneCpu's fields named for it), in the rounds' order, so that a round far from
+    the rest can be read whole: its compiler share, its kernel part, its window."""
     cpu, rate = ("send_cpu_us", "send") if role == "send" else ("recv_cpu_us", "recv")
     k = OneCpu._fields.index(cpu)
-    d: dict = {}
+    mine_fields = [f for f in OneCpu._fields if f == role or f.startswith(role + "_")]
+    d: dict = {"each": {side: [{f: getattr(x[i], f) for f in mine_fields} for x in one]
+                        for i, side in enumerate(("loop", "client"))}}
     kept = one
     if role == "recv":
         kept = [x for x in one if not math.isnan(x[0].recv_cpu_us)]
