@@ -902,8 +902,8 @@ def _one_cpu_summary(one: list[tuple[OneCpu, OneCpu]], role: str) -> dict:
     the rest can be read whole: its compiler share, its kernel part, its window."""
     cpu, rate = ("send_cpu_us", "send") if role == "send" else ("recv_cpu_us", "recv")
     k = OneCpu._fields.index(cpu)
-    mine_fields = [f for f in OneCpu._fields if f == role or f.startswith(role + "_")]
-    d: dict = {"each": {side: [{f: getattr(x[i], f) for f in mine_fields} for x in one]
+    role_fields = [f for f in OneCpu._fields if f == role or f.startswith(role + "_")]
+    d: dict = {"each": {side: [{f: getattr(x[i], f) for f in role_fields} for x in one]
                         for i, side in enumerate(("loop", "client"))}}
     kept = one
     if role == "recv":
