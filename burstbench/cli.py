@@ -500,10 +500,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "slower while it compiles, and the loop and the client compile different "
                    "amounts of code")
     p.add_argument("--count-jvm-one-cpu", type=_int(1000), default=None, metavar="COUNT",
-                   help="messages per one-CPU round of a JVM client at 6 B (half that at 1 KiB; "
-                   "default: twice --count-jvm). Its timed messages stay those of --count-jvm, "
-                   "the rest is warm-up: two JVMs and their compilers share the one CPU, and a "
-                   "JVM's compiling then reaches into a window the two-CPU rounds leave clean")
+                   help="messages per one-CPU round of a JVM client at 6 B (default: twice "
+                   "--count-jvm). Its timed messages stay those of --count-jvm, the rest is "
+                   "warm-up, the same at 1 KiB (default 600000 and 700000 in all): two JVMs and "
+                   "their compilers share the one CPU, and a JVM's compiling then reaches into "
+                   "a window the two-CPU rounds leave clean")
     p.add_argument("--warmup", type=_float(0.0, below=1.0), default=0.5,
                    help="the share of each process's messages that is its warm-up and is not "
                    "timed, for loop and client alike (default 0.5: the second half is timed)")

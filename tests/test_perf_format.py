@@ -168,12 +168,12 @@ def test_a_burst_too_large_for_the_brokers_queue_memory_is_refused_before_anythi
     from burstbench.measure import perf
 
     monkeypatch.setattr(perf.results.paths, "RESULTS", tmp_path)
-    with pytest.raises(perf.PerfError, match=r"at most 482,797 at 1024 B"):
-        perf.run(["openwire-jms"], [1024], {1024: 1000}, 1, counts_jvm={1024: 500000})
+    with pytest.raises(perf.PerfError, match=r"at most 965,595 at 1024 B"):
+        perf.run(["openwire-jms"], [1024], {1024: 1000}, 1, counts_jvm={1024: 1_000_000})
     # a JVM's one-CPU rounds run longer: their count is checked too, and only with them
-    with pytest.raises(perf.PerfError, match=r"^500,000 messages of 1024 B"):
+    with pytest.raises(perf.PerfError, match=r"^1,000,000 messages of 1024 B"):
         perf.run(["openwire-jms"], [1024], {1024: 1000}, 1, counts_jvm={1024: 1000},
-                 one_cpu_rounds=1, counts_jvm_one_cpu={1024: 500000})
+                 one_cpu_rounds=1, counts_jvm_one_cpu={1024: 1_000_000})
     assert not list(tmp_path.iterdir())  # no run was started
 
 
@@ -188,6 +188,36 @@ def test_a_jvms_one_cpu_rounds_add_warm_up_and_keep_the_timed_messages():
     assert one_cpu_count(jms, 6, 400_000, 200_000, None) == (400_000, 200_000)
     assert one_cpu_count(jms, 6, 400_000, 200_000, {6: 1000}) == (400_000, 200_000)  # never less
     assert one_cpu_count(perl, 6, 100_000, 50_000, {6: 800_000}) == (100_000, 50_000)
+
+
+def test_a_jvms_one_cpu_warm_up_is_as_long_at_1_kib_as_at_6_b():
+    """Halving a one-CPU round at 1 KiB left its compiler in the window (R57): the warm-up is
+    the same at every size, the timed messages each size's own."""
+    from burstbench.measure.perf import one_cpu_counts
+
+    # the defaults: --count-jvm 400,000 (200,000 at 1 KiB), one-CPU rounds twice that at 6 B
+    assert one_cpu_counts(800_000, {6: 400_000, 1024: 200_000}, 0.5) == {6: 800_000,
+                                                                         1024: 700_000}
+    assert one_cpu_counts(400_000, {6: 200_000, 1024: 100_000}, 0.5) == {6: 400_000,
+                                                                         1024: 350_000}
+    # a warm-up of a quarter: 6 B times 300,000 after 500,000, 1 KiB 150,000 after as many
+    assert one_cpu_counts(800_000, {6: 400_000, 1024: 200_000}, 0.25) == {6: 800_000,
+                                                                          1024: 650_000}
+    # never fewer than the two-CPU rounds' messages
+    assert one_cpu_counts(1000, {6: 400_000, 1024: 200_000}, 0.5) == {6: 400_000,
+                                                                      1024: 200_000}
+
+
+def test_the_perf_broker_holds_two_of_the_fullest_queues():
+    """A queue's memory is 1 GiB and the heap 6 GB where that holds the fullest queue, else
+    the queue's bytes rounded up to 256 MiB and the heap two of them and 4 GB more."""
+    from burstbench.measure.perf import _BROKER_BYTES_PER_MSG, broker_memory
+
+    assert broker_memory(800_000 * (6 + _BROKER_BYTES_PER_MSG)) == (1 << 30, "6g")
+    assert broker_memory(0) == (1 << 30, "6g")
+    # 700,000 messages of 1 KiB: 1.56 GB, so 1.5 GiB a queue and a heap of 7 GB
+    assert broker_memory(700_000 * (1024 + _BROKER_BYTES_PER_MSG)) == (3 << 29, "7168m")
+    assert broker_memory(2 << 30) == (2 << 30, "8g")
 
 
 def test_the_jit_share_is_the_cpu_of_threads_named_as_hotspots_compilers():

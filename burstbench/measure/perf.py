@@ -1033,10 +1033,19 @@ def _paired(a: list[tuple], b: list[tuple], idx: int) -> dict:
 # and what a message counts there beside its body (ActiveMQ's minimum message size, 1,024 B,
 # and the six bench properties marshalled). A Java loop's 400,000 1 KiB messages stopped near
 # 250,000 at 512 MB, held by producer flow control. A one-CPU round fills two queues at once,
-# a JVM's with up to 800,000 messages at 6 B each: the broker's heap and its memory limit
-# hold two full ones.
-_QUEUE_MEMORY = 1 << 30
+# a JVM's with up to 800,000 messages at 6 B each (and 700,000 at 1 KiB: one_cpu_counts): the
+# broker's heap and its memory limit hold two full ones (broker_memory).
+_QUEUE_MEMORY = 1 << 30           # a queue's, unless a run needs more
+_QUEUE_MEMORY_MOST = 2 << 30      # and at most (the broker's heap is then 8 GB)
 _BROKER_BYTES_PER_MSG = 1200
+
+
+def broker_memory(most_bytes: int) -> tuple[int, str]:
+    """(a queue's memory limit in bytes, the broker's heap) for a run whose fullest queue holds
+    ``most_bytes``: 1 GiB and a 6 GB heap as before when that fits, else the bytes rounded up
+    to 256 MiB, the heap two such queues and 4 GB more."""
+    q = max(_QUEUE_MEMORY, -(-most_bytes // (256 << 20)) * (256 << 20))
+    return q, f"{(2 * q >> 30) + 4}g" if q % (1 << 30) == 0 else f"{(2 * q >> 20) + 4096}m"
 
 
 def _count(r: clients.Resolved, size: int, counts: dict[int, int],
@@ -1059,6 +1068,18 @@ def one_cpu_count(r: clients.Resolved, size: int, count: int, skip: int,
     return total, total - (count - skip)
 
 
+def one_cpu_counts(one: int, counts_jvm: dict[int, int], warmup: float) -> dict[int, int]:
+    """A JVM's one-CPU messages at each size, from ``one`` at 6 B: the same warm-up at every
+    size (``one`` less its timed messages at 6 B), then that size's timed messages. Halving
+    the whole at 1 KiB, as the two-CPU counts are, left 300,000 of warm-up where 6 B has
+    600,000: the Akka bridge's compiler then took 6-39% of one side's CPU in 17 of 20 windows
+    at 1 KiB (R57), near 1% at 6 B (docs/perf.md)."""
+    def timed(count: int) -> int:
+        return count - skip_of(count, warmup)
+    rest = max(0, one - timed(counts_jvm.get(6, one)))
+    return {size: max(count, rest + timed(count)) for size, count in counts_jvm.items()}
+
+
 def run(
     specs: list[str], sizes: list[int], counts: dict[int, int], rounds: int, out=sys.stdout,
     optimized_dispatch: bool = False, counts_jvm: dict[int, int] | None = None,
@@ -1072,6 +1093,7 @@ def run(
         raise PerfError(f"one-CPU rounds need two CPUs (one for the broker, one shared by the "
                         f"two consumers); this process may run on {len(cpus)}: "
                         f"--one-cpu-rounds 0 --self-check 0")
+    most_bytes = 0    # the fullest queue's
     for r in resolved:
         why = r.client.missing()
         if why:
@@ -1088,14 +1110,16 @@ def run(
             count = _count(r, size, counts, counts_jvm)
             if one_cpu_rounds:
                 count = max(count, one_cpu_count(r, size, count, 0, counts_jvm_one_cpu)[0])
-            if count * (size + _BROKER_BYTES_PER_MSG) > _QUEUE_MEMORY:
-                most = _QUEUE_MEMORY // (size + _BROKER_BYTES_PER_MSG)
+            most_bytes = max(most_bytes, count * (size + _BROKER_BYTES_PER_MSG))
+            if count * (size + _BROKER_BYTES_PER_MSG) > _QUEUE_MEMORY_MOST:
+                most = _QUEUE_MEMORY_MOST // (size + _BROKER_BYTES_PER_MSG)
                 raise PerfError(
                     f"{count:,} messages of {size} B do not fit in the perf broker's queue memory "
-                    f"({_QUEUE_MEMORY >> 20} MB at about {_BROKER_BYTES_PER_MSG} B a message "
-                    f"beside its body): flow control would hold the producer until the sample "
-                    f"timed out; at most {most:,} at {size} B (--count, or --count-jvm and "
-                    f"--count-jvm-one-cpu for Java, all halved at 1 KiB)")
+                    f"({_QUEUE_MEMORY_MOST >> 20} MB at most, at about {_BROKER_BYTES_PER_MSG} B "
+                    f"a message beside its body): flow control would hold the producer until the "
+                    f"sample timed out; at most {most:,} at {size} B (--count, or --count-jvm "
+                    f"and --count-jvm-one-cpu for Java)")
+    queue_memory, heap = broker_memory(most_bytes)
     run_dir = results.Run(results.new_run_id("perf-clients"), sys.argv)
     table = []
     with tempfile.TemporaryDirectory(prefix="burstbench-perf-") as tmp:
@@ -1104,8 +1128,8 @@ def run(
             broker = brokers.start(
                 sup,
                 brokers.BrokerSpec(
-                    name="perf", heap="6g", queue_memory_limit=f"{_QUEUE_MEMORY >> 20}mb",
-                    memory_limit=f"{(2 * _QUEUE_MEMORY + (512 << 20)) >> 20}mb",
+                    name="perf", heap=heap, queue_memory_limit=f"{queue_memory >> 20}mb",
+                    memory_limit=f"{(2 * queue_memory + (512 << 20)) >> 20}mb",
                     optimized_dispatch=optimized_dispatch,
                 ),
                 work,
@@ -1216,6 +1240,7 @@ def run(
                                if counts_jvm_one_cpu and one_cpu_rounds else None),
         "table": table,
         "broker_version": brokers.ACTIVEMQ_VERSION,
+        "broker_memory": {"queue_mb": queue_memory >> 20, "heap": heap},
         "optimized_dispatch": optimized_dispatch,
         "one_cpu": {"rounds": one_cpu_rounds, "clients_cpu": cpus[0],
                     "broker_cpu": cpus[-1]} if one_cpu_rounds else None,
@@ -1252,8 +1277,9 @@ ONE_CPU_FOOTNOTE = (
     "at_ns; a stompjs send, timed whole, has none). The host's\n  "
     "speed flips within seconds here and moves both alike, so this ratio settles where the "
     "rates' cannot (docs/perf.md).\n  A JVM's one-CPU rounds run longer, the extra all "
-    "warm-up (--count-jvm-one-cpu); JIT share: the part of\n  its timed CPU its compiler "
-    "threads took, left out of its CPU per message (compiling is a one-time cost).\n  "
+    "warm-up, as long at every size (--count-jvm-one-cpu);\n  JIT share: the part of its timed "
+    "CPU its compiler threads took, left out of its CPU per message (compiling\n  is a one-time "
+    "cost).\n  "
     "sys us/msg: the system (kernel) part of a consumer's CPU in the common window (counted "
     "in 10 ms ticks: rough\n  in a round, less so as a median); reads/msg: its read system "
     "calls a message (how it took the socket's traffic).")
@@ -1415,8 +1441,8 @@ def main(args) -> int:
     jvm = args.count_jvm or args.count
     counts = {6: args.count, 1024: max(1000, args.count // 2)}
     counts_jvm = {6: jvm, 1024: max(1000, jvm // 2)}
-    one = args.count_jvm_one_cpu or 2 * jvm
-    counts_jvm_one_cpu = {6: one, 1024: max(1000, one // 2)}
+    counts_jvm_one_cpu = one_cpu_counts(args.count_jvm_one_cpu or 2 * jvm, counts_jvm,
+                                        args.warmup)
     print(HEADER)
     try:
         doc = run(specs, sizes, counts, args.rounds, optimized_dispatch=args.optimized_dispatch,
