@@ -502,9 +502,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--count-jvm-one-cpu", type=_int(1000), default=None, metavar="COUNT",
                    help="messages per one-CPU round of a JVM client at 6 B (default: twice "
                    "--count-jvm). Its timed messages stay those of --count-jvm, the rest is "
-                   "warm-up, the same at 1 KiB (default 600000 and 700000 in all): two JVMs and "
-                   "their compilers share the one CPU, and a JVM's compiling then reaches into "
-                   "a window the two-CPU rounds leave clean")
+                   "warm-up, as long at 1 KiB (by default 800000 at 6 B and 700000 at 1 KiB, "
+                   "600000 of each warm-up): two JVMs and their compilers share the one CPU, "
+                   "and a JVM's compiling then reaches into a window the two-CPU rounds leave "
+                   "clean")
     p.add_argument("--warmup", type=_float(0.0, below=1.0), default=0.5,
                    help="the share of each process's messages that is its warm-up and is not "
                    "timed, for loop and client alike (default 0.5: the second half is timed)")

@@ -200,7 +200,7 @@ def test_a_jvms_one_cpu_warm_up_is_as_long_at_1_kib_as_at_6_b():
                                                                          1024: 700_000}
     assert one_cpu_counts(400_000, {6: 200_000, 1024: 100_000}, 0.5) == {6: 400_000,
                                                                          1024: 350_000}
-    # a warm-up of a quarter: 6 B times 300,000 after 500,000, 1 KiB 150,000 after as many
+    # a warm-up of a quarter: 6 B times 300,000 after 500,000, 1 KiB 150,000 after the same
     assert one_cpu_counts(800_000, {6: 400_000, 1024: 200_000}, 0.25) == {6: 800_000,
                                                                           1024: 650_000}
     # never fewer than the two-CPU rounds' messages
