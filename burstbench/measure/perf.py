@@ -1110,8 +1110,9 @@ def run(
             count = _count(r, size, counts, counts_jvm)
             if one_cpu_rounds:
                 count = max(count, one_cpu_count(r, size, count, 0, counts_jvm_one_cpu)[0])
-            most_bytes = max(most_bytes, count * (size + _BROKER_BYTES_PER_MSG))
-            if count * (size + _BROKER_BYTES_PER_MSG) > _QUEUE_MEMORY_MOST:
+            need = count * (size + _BROKER_BYTES_PER_MSG)   # this queue's bytes
+            most_bytes = max(most_bytes, need)
+            if need > _QUEUE_MEMORY_MOST:
                 most = _QUEUE_MEMORY_MOST // (size + _BROKER_BYTES_PER_MSG)
                 raise PerfError(
                     f"{count:,} messages of {size} B do not fit in the perf broker's queue memory "
