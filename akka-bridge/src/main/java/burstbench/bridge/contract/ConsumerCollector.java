@@ -30,9 +30,6 @@ final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.Command
   static final long CRC_ABSENT = -1L;
   static final long CRC_RAW = -2L;
 
-  /** What the pool's workers hand on: a record, or word of a foreign message. */
-  sealed interface Delivery extends Command {}
-
   /**
    * One bench message. {@code nonce}: bb_nonce or null; {@code crcHeader}: bb_crc32's value
    * (0..2^32-1), {@link #CRC_ABSENT} or {@link #CRC_RAW}; {@code crcBody}: the CRC-32 of the
@@ -40,10 +37,9 @@ final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.Command
    */
   record Record(String producer, long seq, long burst, long sentNs, long recvNs, int bytes,
       boolean bodyOk, boolean redelivered, int dest, String nonce, long crcHeader, String crcRaw,
-      int crcBody) implements Delivery {}
+      int crcBody) implements Command {}
 
-  /** A message without the contract's properties, or whose values do not parse. */
-  enum Foreign implements Delivery { INSTANCE }
+  enum Foreign implements Command { INSTANCE }
 
   /** Reply once {@code handedOff} messages have been processed. */
   record Drain(long handedOff, ActorRef<Snapshot> replyTo) implements Command {}
@@ -59,7 +55,7 @@ final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.Command
       long foreign, long redelivered) {}
 
   static Behavior<Command> create(String id, long target, int workers,
-      CompletableFuture<ActorRef<Delivery>> pool, CompletableFuture<String> stop) {
+      CompletableFuture<ActorRef<ConsumerWorker.Command>> pool, CompletableFuture<String> stop) {
     return Behaviors.withTimers(timers -> Behaviors.setup(
         ctx -> new ConsumerCollector(ctx, timers, id, target, workers, pool, stop)));
   }
@@ -88,7 +84,7 @@ final class ConsumerCollector extends AbstractBehavior<ConsumerCollector.Command
   private boolean started;
 
   private ConsumerCollector(ActorContext<Command> context, TimerScheduler<Command> timers, String id,
-      long target, int workers, CompletableFuture<ActorRef<Delivery>> pool,
+      long target, int workers, CompletableFuture<ActorRef<ConsumerWorker.Command>> pool,
       CompletableFuture<String> stop) {
     super(context);
     this.id = id;

@@ -38,9 +38,9 @@ import org.apache.activemq.ActiveMQSession;
 /**
  * burstbench contract consumer (clients/contract.md) built on actors: one JMS session and
  * listener per destination on one OpenWire connection; each listener takes the receive time,
- * reads the properties and the body (computing its CRC-32 over every byte) into a record,
- * acknowledges per --ack/--tx-batch, and tells the record to a round-robin pool of
- * {@link ConsumerWorker}s, which hand it to the {@link ConsumerCollector} that keeps every one.
+ * reads the properties and the body (computing its CRC-32 over every byte), acknowledges per
+ * --ack/--tx-batch, and feeds a round-robin pool of {@link ConsumerWorker}s whose
+ * {@link ConsumerCollector} records every bench message.
  */
 public final class ContractConsumer {
   private ContractConsumer() {}
@@ -50,18 +50,15 @@ public final class ContractConsumer {
     private final Session session;
     private final int dest;
     private final ContractArgs args;
-    private final ActorRef<ConsumerCollector.Delivery> pool;
+    private final ActorRef<ConsumerWorker.Command> pool;
     private final AtomicLong handedOff;
     private final int ackEvery;
     private long n;
     private Message unacked;
     private final CRC32 crc = new CRC32();
     private byte[] buf = new byte[64];
-    /** The producer id and nonce last read: handed on as the same objects while they repeat. */
-    private String lastProducer;
-    private String lastNonce;
 
-    Listener(Session session, int dest, ContractArgs args, ActorRef<ConsumerCollector.Delivery> pool,
+    Listener(Session session, int dest, ContractArgs args, ActorRef<ConsumerWorker.Command> pool,
         AtomicLong handedOff) {
       this.session = session;
       this.dest = dest;
@@ -93,7 +90,10 @@ public final class ContractConsumer {
           bodyCrc = Body.crc32(crc, b, 0, len);
         }
         handedOff.incrementAndGet();
-        pool.tell(delivery(m, head, len, bodyCrc, recvNs));
+        pool.tell(new ConsumerWorker.Raw(
+            prop(m, "bb_producer"), prop(m, "bb_seq"), prop(m, "bb_burst"), prop(m, "bb_sent_ns"),
+            prop(m, "bb_nonce"), prop(m, "bb_crc32"),
+            head, len, bodyCrc, m.getJMSRedelivered(), dest, recvNs));
         n++;
         if (args.txBatch > 0) {
           if (n % args.txBatch == 0) {
@@ -115,54 +115,6 @@ public final class ContractConsumer {
       } catch (JMSException | RuntimeException e) {
         Cli.fail(1, "receive failed: " + Jms.describe(e));
       }
-    }
-
-    /**
-     * The record of one message, or {@link ConsumerCollector.Foreign} when its four contract
-     * properties are not all there or their values do not parse ({@code head}: the body's first
-     * bytes as {@link Body#head} packs them). Read here, on the listener's thread, while the
-     * properties JMS has just decoded are fresh in the CPU's cache: read by a worker one actor
-     * hop later they cost about half a microsecond a message more at 1 KiB on one CPU
-     * (docs/perf.md). bb_nonce and bb_crc32 are kept as received.
-     */
-    private ConsumerCollector.Delivery delivery(Message m, long head, int len, int bodyCrc,
-        long recvNs) throws JMSException {
-      String producer = prop(m, "bb_producer");
-      String seqValue = prop(m, "bb_seq");
-      String burstValue = prop(m, "bb_burst");
-      String sentValue = prop(m, "bb_sent_ns");
-      if (producer == null || producer.isEmpty() || seqValue == null || burstValue == null
-          || sentValue == null) {
-        return ConsumerCollector.Foreign.INSTANCE;
-      }
-      long seq;
-      long burst;
-      long sent;
-      try {
-        seq = Body.parseDecimal(seqValue);
-        burst = Body.parseDecimal(burstValue);
-        sent = Body.parseDecimal(sentValue);
-      } catch (NumberFormatException e) {
-        return ConsumerCollector.Foreign.INSTANCE;
-      }
-      if (seq < 0 || burst < 0) {
-        return ConsumerCollector.Foreign.INSTANCE;
-      }
-      String crcHeader = prop(m, "bb_crc32");
-      long crcValue = crcHeader == null ? ConsumerCollector.CRC_ABSENT : Body.parseHex8(crcHeader);
-      if (crcValue >= 0) {
-        crcHeader = null;   // kept as the number
-      } else if (crcHeader != null) {
-        crcValue = ConsumerCollector.CRC_RAW;   // kept as received
-      }
-      // the collector finds a repeated id by identity (Names)
-      producer = producer.equals(lastProducer) ? lastProducer : (lastProducer = producer);
-      String nonce = prop(m, "bb_nonce");
-      if (nonce != null) {
-        nonce = nonce.equals(lastNonce) ? lastNonce : (lastNonce = nonce);
-      }
-      return new ConsumerCollector.Record(producer, seq, burst, sent, recvNs, len,
-          Body.ok(head, len, seq), m.getJMSRedelivered(), dest, nonce, crcValue, crcHeader, bodyCrc);
     }
 
     /** A string property, or null when absent or of a type that is no string (a byte array). */
@@ -206,10 +158,10 @@ public final class ContractConsumer {
 
     long target = a.gate ? 0 : a.count * a.bursts;
     CompletableFuture<String> stop = new CompletableFuture<>();
-    CompletableFuture<ActorRef<ConsumerCollector.Delivery>> poolRef = new CompletableFuture<>();
+    CompletableFuture<ActorRef<ConsumerWorker.Command>> poolRef = new CompletableFuture<>();
     ActorSystem<ConsumerCollector.Command> system = ActorSystem.create(
         ConsumerCollector.create(a.id, target, a.workers, poolRef, stop), "consumer", Cli.config());
-    ActorRef<ConsumerCollector.Delivery> pool = poolRef.get(30, TimeUnit.SECONDS);
+    ActorRef<ConsumerWorker.Command> pool = poolRef.get(30, TimeUnit.SECONDS);
     Signals.onTerm(() -> stop.complete("signal"));
 
     int ackMode = switch (a.ack) {

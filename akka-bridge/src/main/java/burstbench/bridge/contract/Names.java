@@ -8,8 +8,7 @@ import java.util.Map;
 /**
  * Strings seen (producer ids, nonces), each with its index in the order they first came. The
  * last one found is kept at hand: a run's messages come from few producers, mostly in runs of
- * one, so most messages cost one {@code equals} instead of a hash and a map lookup (an identity
- * check: the consumer's listener hands a repeated id on as the same object).
+ * one, so most messages cost one {@code equals} instead of a hash and a map lookup.
  */
 final class Names {
   final List<String> names = new ArrayList<>();
