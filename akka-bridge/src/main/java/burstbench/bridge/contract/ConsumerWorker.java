@@ -52,9 +52,9 @@ final class ConsumerWorker extends AbstractBehavior<ConsumerWorker.Command> {
     long burst;
     long sent;
     try {
-      seq = Body.parseDecimal(r.seq());
-      burst = Body.parseDecimal(r.burst());
-      sent = Body.parseDecimal(r.sentNs());
+      seq = Long.parseLong(r.seq().trim());
+      burst = Long.parseLong(r.burst().trim());
+      sent = Long.parseLong(r.sentNs().trim());
     } catch (NumberFormatException e) {
       collector.tell(ConsumerCollector.Foreign.INSTANCE);
       return this;
