@@ -49,31 +49,6 @@ public final class Body {
     return v;
   }
 
-  /**
-   * As {@code Long.parseLong(s.trim())}, and as fast as a plain loop for what producers send
-   * (decimal digits only, no sign): a 19-digit sent_ns costs a third of parseLong's time here.
-   * Anything else (a sign, spaces, an overflow, no digits) is left to parseLong, which throws
-   * NumberFormatException where it would.
-   */
-  public static long parseDecimal(String s) {
-    int n = s.length();
-    if (n > 0 && n <= 19) {
-      long v = 0;
-      int i = 0;
-      for (; i < n; i++) {
-        int d = s.charAt(i) - '0';
-        if (d < 0 || d > 9 || v > (Long.MAX_VALUE - d) / 10) {
-          break;
-        }
-        v = v * 10 + d;
-      }
-      if (i == n) {
-        return v;
-      }
-    }
-    return Long.parseLong(s.trim());
-  }
-
   /** The counter digits of {@code seq}, always six bytes. */
   public static byte[] counter(long seq) {
     long c = Math.floorMod(seq, 1_000_000L);

@@ -127,23 +127,6 @@ class ContractArgsTest {
   }
 
   @Test
-  void decimalsParseAsParseLongOfTheTrimmedValue() {
-    for (String s : List.of("0", "7", "000042", "1764400000123456789", "922337203685477580",
-        "9223372036854775807", "999999999999999999")) {
-      assertEquals(Long.parseLong(s), Body.parseDecimal(s), s);
-    }
-    // what the plain loop leaves to parseLong: signs, spaces, no digits, an overflow
-    for (String s : List.of(" 12", "12 ", "+5", "-5", "-9223372036854775808", "\t3\n",
-        "\u0661\u0662")) {   // the last: Arabic-Indic digits, which parseLong reads as 12
-      assertEquals(Long.parseLong(s.trim()), Body.parseDecimal(s), s);
-    }
-    for (String s : List.of("", " ", "12a", "1.5", "0x10", "9223372036854775808",
-        "99999999999999999999")) {
-      assertThrows(NumberFormatException.class, () -> Body.parseDecimal(s), s);
-    }
-  }
-
-  @Test
   void namesIndexInFirstSeenOrderWhateverTheLastWas() {
     Names n = new Names();
     assertEquals(0, n.of("p1"));
