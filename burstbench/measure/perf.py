@@ -1110,10 +1110,11 @@ def run(
             count = _count(r, size, counts, counts_jvm)
             if one_cpu_rounds:
                 count = max(count, one_cpu_count(r, size, count, 0, counts_jvm_one_cpu)[0])
-            need = count * (size + _BROKER_BYTES_PER_MSG)   # this queue's bytes
+            per_msg = size + _BROKER_BYTES_PER_MSG   # a message's bytes in the broker
+            need = count * per_msg                   # this queue's
             most_bytes = max(most_bytes, need)
             if need > _QUEUE_MEMORY_MOST:
-                most = _QUEUE_MEMORY_MOST // (size + _BROKER_BYTES_PER_MSG)
+                most = _QUEUE_MEMORY_MOST // per_msg
                 raise PerfError(
                     f"{count:,} messages of {size} B do not fit in the perf broker's queue memory "
                     f"({_QUEUE_MEMORY_MOST >> 20} MB at most, at about {_BROKER_BYTES_PER_MSG} B "
