@@ -128,6 +128,7 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--broker-url", action="append", default=[], metavar="URLS",
                    help="use a broker the harness did not start: comma-separated URLs, e.g. "
                    "tcp://h:61616,stomp://h:61613,ws://h:61614/ (repeat per broker)")
+    add_admin_options(p)
     p.add_argument("--link-delay", default="", help="not available: this kernel has no netem")
     p.add_argument(
         "--no-flow-control", action="store_true", help="turn the broker's producer flow control off"
@@ -150,6 +151,21 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
         "off as ActiveMQ ships it; an OpenWire connection then takes the negotiated "
         "wireFormat.tcpNoDelayEnabled, true by default). The clients keep their libraries' own "
         "setting")
+
+
+def add_admin_options(p) -> None:
+    """The second witness of a broker given with --broker-url: its Jolokia (both consoles)."""
+    p.add_argument("--broker-admin", action="append", default=[], metavar="URL",
+                   help="the --broker-url broker's Jolokia, whose counters witness the run "
+                   "(repeat per broker, in order): Classic http://HOST:8161/api/jolokia, "
+                   "Artemis http://HOST:8161/console/jolokia. Without it: Classic's statistics "
+                   "plugin if the broker runs it, else no second witness")
+    p.add_argument("--admin-user", default="", metavar="NAME",
+                   help="the console user for --broker-admin (the password from "
+                   "--admin-password-file or BURSTBENCH_ADMIN_PASSWORD)")
+    p.add_argument("--admin-password-file", default="", metavar="FILE",
+                   help="a file holding the --admin-user's password (never printed nor "
+                   "recorded)")
 
 
 def add_live_options(p) -> None:
@@ -197,6 +213,9 @@ def spec_from(args) -> PointSpec:
         link_rate=args.link_rate,
         link_delay=args.link_delay,
         broker_urls=args.broker_url,
+        broker_admin=args.broker_admin,
+        admin_user=args.admin_user,
+        admin_password_file=args.admin_password_file,
         tls=args.tls,
         auth=args.auth,
         producer_flow_control=not args.no_flow_control,
@@ -301,11 +320,15 @@ def summary(doc: dict) -> str:
         if w.get("available"):
             tot = w["total"]
             fwd = (f", {w['forwarded_in']:,} forwarded between brokers"
-                   if w["forwarded_in"] else "")
+                   if w["forwarded_in"] > 0 and len(w["brokers"]) > 1 else "")
+            by = sorted(set((w.get("sources") or {}).values()))
             lines.append(
-                f"  brokers' counters: enqueued {tot['enqueued']:,}  dequeued "
+                f"  brokers' counters{f' ({chr(44).join(by)})' if by else ''}: enqueued "
+                f"{tot['enqueued']:,}  dequeued "
                 f"{tot['dequeued']:,}{fwd}, left {tot['size']:,}: "
                 + ("agree with the clients" if w["agrees"] else "DISAGREE (see errors)"))
+        elif w and str(w.get("why", "")).startswith("no second witness"):
+            lines.append(f"  brokers' counters: {w['why']}")
         elif w:
             lines.append(f"  brokers' counters: not read ({w.get('why')})")
         busy = doc.get("busiest") or {}
@@ -339,6 +362,10 @@ def summary(doc: dict) -> str:
 
 def cmd_run(args) -> int:
     spec = spec_from(args)
+    if spec.broker_admin:
+        from burstbench.infra import outside
+
+        outside.preflight(spec)  # a refused login is bad input: one line, exit 2
     if args.find_max:
         from burstbench.measure import findmax
 
@@ -478,6 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--broker-url", action="append", default=[], metavar="URLS",
                    help="measure brokers the harness did not start (see bench run --help); "
                    "points that need another broker configuration are skipped")
+    add_admin_options(p)
     add_live_options(p)
     p.set_defaults(func=cmd_sweep)
 

@@ -380,6 +380,12 @@ def main(args) -> int:
         overrides["consumer"] = args.consumer.split(",")
     if args.broker_url:
         overrides["broker_urls"] = args.broker_url
+        overrides.update(broker_admin=args.broker_admin, admin_user=args.admin_user,
+                         admin_password_file=args.admin_password_file)
+        if args.broker_admin:
+            from burstbench.infra import outside
+
+            outside.preflight(args)  # the same names as a point's: a refused login, exit 2
     run_dir, failed = run_sweep(args.profile, args.axes, args.resume, overrides or None)
     if failed:
         print(

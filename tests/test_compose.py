@@ -26,7 +26,7 @@ import yaml
 from conftest import ROOT, need_broker_built
 
 from burstbench import cli
-from burstbench.infra import brokers
+from burstbench.infra import brokers, outside
 
 COMPOSE = ROOT / "docker-compose.yml"
 SERVICES = {"credentials", "broker-a", "broker-b", "postgres", "bridge", "bench"}
@@ -390,7 +390,7 @@ def test_bench_command_parses_with_the_harness_parser(capsys):
     assert (ROOT / "profiles" / f"{args.profile}.yaml").is_file()
     assert len(args.broker_url) == len(BROKERS)
     for text, service in zip(args.broker_url, BROKERS, strict=True):
-        brokers.parse_external(service, text)
+        outside.parse_external(service, text)
         ports = connector_ports(broker_xml(service))
         for url in text.split(","):
             u = urlsplit(url)

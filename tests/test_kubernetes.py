@@ -16,7 +16,7 @@ from conftest import ROOT
 from test_compose import SCHEME_PROTOCOL, connector_ports, services
 
 from burstbench import cli
-from burstbench.infra import brokers, kube
+from burstbench.infra import kube, outside
 
 K8S = ROOT / "deploy" / "kubernetes"
 VERSION = "1.33.0"  # the Kubernetes release the manifests are checked against
@@ -137,7 +137,7 @@ def test_the_bench_job_parses_with_the_harness_parser_and_names_the_broker_servi
         pytest.fail(f"burstbench.cli rejects {argv[1:]} (exit {e.code}): {capsys.readouterr().err}")
     svcs = by_kind("Service")
     for text, b in zip(args.broker_url, kube.BROKERS, strict=True):
-        brokers.parse_external(b, text)
+        outside.parse_external(b, text)
         ports = {p["name"]: p["port"] for p in svcs[b]["spec"]["ports"]}
         for url in text.split(","):
             u = urlsplit(url)

@@ -180,6 +180,44 @@ def test_witness_names_a_thief_and_an_outside_sender():
     assert "enqueued 90 messages but the producers' records say 100" in w["problems"][0]
 
 
+def test_witness_says_where_an_outside_broker_dropped_or_copied_messages():
+    # a broker of the user's own whose policy drops a queue's messages when it is full
+    dropped = {"a": {"queues": {"bb.x.q0": _q(100, 100), "bb.x.q1": _q(60, 60)},
+                     "bridges": []}}
+    w = measure.witness(dropped, _acc(200, 160))
+    assert "40 never reached a queue of the run (a bb.x.q0 enqueued 100, a bb.x.q1 enqueued " \
+           "60)" in w["problems"][0]
+    # its own expiry, and its dead-letter address (Artemis's "killed")
+    aged = {"a": {"queues": {"bb.x.q0": {**_q(100, 90), "expired": 7, "killed": 3}},
+                  "bridges": []}}
+    w = measure.witness(aged, _acc(100, 90))
+    assert any("a expired 7 message(s) in bb.x.q0" in p for p in w["problems"])
+    assert any("sent 3 message(s) of bb.x.q0 to its dead-letter address" in p
+               for p in w["problems"])
+    # a composite destination copying each message to a second queue of the run
+    copied = {"a": {"queues": {"bb.x.q0": _q(100, 100), "bb.x.q0.copy": _q(100, 100)},
+                    "bridges": []}}
+    w = measure.witness(copied, _acc(100, 100))
+    assert not w["agrees"] and "100 more enqueued than sent: copies (a bb.x.q0 enqueued 100, " \
+        "a bb.x.q0.copy enqueued 100)" in w["problems"][0]
+
+
+def test_witness_names_an_artemis_address_that_dropped_or_copied():
+    # STOMP's /queue/ kept as an address of its own, multicast: messages sent before anyone
+    # subscribed go nowhere, later ones are copied to each subscription's queue
+    counts = {"a": {"queues": {"/queue/bb.x.q0 -> s1": _q(90, 90), "/queue/bb.x.q0 -> s2":
+                               _q(90, 90)},
+                    "addresses": {"/queue/bb.x.q0": {"routing": "multicast", "routed": 90,
+                                                     "unrouted": 10, "queues": 2}},
+                    "bridges": []}}
+    w = measure.witness(counts, _acc(100, 100, duplicates=80))
+    assert not w["agrees"]
+    assert any("a dropped 10 message(s) sent to address /queue/bb.x.q0 (multicast): no queue "
+               "was bound to it" in p for p in w["problems"])
+    assert any("routed 90 message(s) sent to address /queue/bb.x.q0 (multicast) into a queue "
+               "per subscription (2 left now): copies" in p for p in w["problems"])
+
+
 def test_witness_reports_messages_in_flight_and_unreadable_counters():
     w = measure.witness({"a": {"queues": {"q": _q(10, 8, inflight=2)}, "bridges": []}},
                         _acc(10, 10))

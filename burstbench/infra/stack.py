@@ -133,12 +133,20 @@ class Stack:
         spec, lay = self.spec, self.layout
         tag = uuid.uuid4().hex[:6]
         if spec.broker_urls:
-            for name, text in zip(lay.brokers, spec.broker_urls):
-                ext = brokers.parse_external(name, text)
-                brokers.inspect_external(ext)
+            from burstbench.infra import outside
+            admins = outside.admins(spec)
+            for i, (name, text) in enumerate(zip(lay.brokers, spec.broker_urls)):
+                ext = outside.parse_external(name, text)
+                admin = admins[i] if i < len(admins) else None
+                try:
+                    outside.inspect(ext, admin)
+                except outside.OutsideError as e:
+                    raise PointFailed(str(e)) from None
+                self.progress(f"broker {name}: {ext.product} {ext.version}, counters read "
+                              + ("by nobody (no second witness)" if ext.witness == "none"
+                                 else f"through {ext.witness}"))
                 self.brokers[name] = ext
-                self.external[name] = {"urls": ext.urls, "version": ext.version,
-                                       "statistics": ext.statistics}
+                self.external[name] = ext.describe()
             if spec.hosts != "loopback":  # the clients on an inventory's hosts (or pods)
                 self._open_remote([])
             return

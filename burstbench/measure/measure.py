@@ -345,6 +345,13 @@ def latency_ms(received: list[ConsumerRecord] | dict[str, list[ConsumerRecord]],
 _COUNTERS = ("enqueued", "dequeued", "dispatched", "inflight", "expired", "size")
 
 
+def _per_queue(counts: dict[str, dict], key: str, most: int = 6) -> str:
+    """``a bb.q0 enqueued 9,000, a bb.q1 enqueued 10,000``: where the messages went."""
+    rows = [f"{name} {q} {key} {int(v.get(key, 0)):,}" for name, b in sorted(counts.items())
+            for q, v in sorted(b.get("queues", {}).items())]
+    return ", ".join(rows[:most]) + (" ..." if len(rows) > most else "") or "no queue"
+
+
 def witness(counts: dict[str, dict], acc: Accounting) -> dict:
     """The brokers' own counters at the end of a point beside the clients' accounting.
 
@@ -374,6 +381,23 @@ def witness(counts: dict[str, dict], acc: Accounting) -> dict:
             if v.get("inflight"):
                 problems.append(f"{name} has {v['inflight']:,} message(s) in flight "
                                 f"(dispatched, never acknowledged) in {q}")
+            if v.get("expired"):
+                problems.append(f"{name} expired {v['expired']:,} message(s) in {q} (its own "
+                                "expiry: the run's messages carry none)")
+            if v.get("killed"):
+                problems.append(f"{name} sent {v['killed']:,} message(s) of {q} to its "
+                                "dead-letter address")
+        for addr, a in sorted(b.get("addresses", {}).items()):  # Artemis's, where read
+            if a.get("unrouted"):
+                problems.append(f"{name} dropped {a['unrouted']:,} message(s) sent to address "
+                                f"{addr} ({a.get('routing') or '?'}): no queue was bound to it "
+                                "when they came")
+            if a.get("routed") and "multicast" in a.get("routing", ""):
+                problems.append(f"{name} routed {a['routed']:,} message(s) sent to address "
+                                f"{addr} (multicast) into a queue per subscription "
+                                f"({a.get('queues', 0)} left now): copies, not one queue the "
+                                "consumers compete on (a /queue/ name the broker does not map "
+                                "to anycast)")
     total = {k: sum(t[k] for t in per_broker.values()) for k in _COUNTERS}
     delivered = acc.received + acc.duplicates + acc.foreign + acc.corrupt
     fwd_in = total["enqueued"] - acc.sent
@@ -381,7 +405,9 @@ def witness(counts: dict[str, dict], acc: Accounting) -> dict:
     if per_broker:
         if fwd_in < 0:
             problems.append(f"the brokers enqueued {total['enqueued']:,} messages but the "
-                            f"producers' records say {acc.sent:,} were sent")
+                            f"producers' records say {acc.sent:,} were sent: "
+                            f"{-fwd_in:,} never reached a queue of the run ("
+                            + _per_queue(counts, "enqueued") + ")")
         elif fwd_in != fwd_out:
             problems.append(
                 f"the brokers enqueued {total['enqueued']:,} and dequeued "
@@ -391,7 +417,8 @@ def witness(counts: dict[str, dict], acc: Accounting) -> dict:
                 + (" (messages taken by someone else?)" if fwd_out > fwd_in else
                    " (messages enqueued that no producer of the run sent?)"))
         if len(per_broker) == 1 and fwd_in > 0 and not problems:
-            problems.append(f"one broker, yet {fwd_in:,} more enqueued than sent")
+            problems.append(f"one broker, yet {fwd_in:,} more enqueued than sent: copies ("
+                            + _per_queue(counts, "enqueued") + ")")
     return {
         "brokers": per_broker,
         "total": total,

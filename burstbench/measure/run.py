@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from burstbench import clients, options
-from burstbench.infra import brokers, browser, topology
+from burstbench.infra import brokers, browser, outside, topology
 from burstbench.infra.procs import (
     Child,
     Interrupted,
@@ -76,6 +76,11 @@ class PointSpec:
     tls: bool = False  # TLS-only connectors, a throwaway CA, clients verify the broker
     auth: bool = False  # brokers require a user with a generated password
     broker_urls: list[str] = field(default_factory=list)  # brokers the harness did not start
+    # their Jolokia URLs, in the order of broker_urls (burstbench/infra/outside.py), and the
+    # console's user; its password from admin_password_file or BURSTBENCH_ADMIN_PASSWORD
+    broker_admin: list[str] = field(default_factory=list)
+    admin_user: str = ""
+    admin_password_file: str = ""
     # browser consumers (stompjs:browser): each its own Chromium ("browsers"), or tabs of one
     # Chromium the harness starts for the point ("tabs"); see burstbench/infra/browser.py
     browser: str = "browsers"
@@ -149,7 +154,17 @@ class PointSpec:
                                  "where the brokers are (only an inventory FILE may place the "
                                  "clients)")
             for i, text in enumerate(self.broker_urls):
-                brokers.parse_external(f"#{i + 1}", text)
+                outside.parse_external(f"#{i + 1}", text)
+        if self.broker_admin and not self.broker_urls:
+            raise ValueError("--broker-admin is for brokers given with --broker-url (a broker "
+                             "the bench starts is read from inside)")
+        if len(self.broker_admin) > len(self.broker_urls):
+            raise ValueError(f"{len(self.broker_admin)} --broker-admin for "
+                             f"{len(self.broker_urls)} --broker-url (one each, in order)")
+        for text in self.broker_admin:
+            outside.check_admin_url(text)
+        if self.admin_password_file and not Path(self.admin_password_file).is_file():
+            raise ValueError(f"--admin-password-file: no such file: {self.admin_password_file}")
         if self.browser not in browser.MODES:
             raise ValueError(f"browser must be one of {', '.join(browser.MODES)}: {self.browser}")
         for name, cpus in (("cpus-broker", self.cpus_broker), ("cpus-clients", self.cpus_clients)):
@@ -532,10 +547,12 @@ class Runner:
         started = self.stack.started_brokers()
         kids = [b.child for b in started.values() if b.child.alive()]
         snap: dict[str, dict] = {}
-        for name, b in self.stack.brokers.items():
-            if b.child is None:  # a broker we did not start: ask its statistics plugin
-                creds = self.stack.credentials or (None, None)
-                snap[name] = brokers.external_queue_counts(b, self.queue_prefix, *creds)
+        outside_brokers = {n: b for n, b in self.stack.brokers.items() if b.child is None}
+        if any(b.witness == "none" for b in outside_brokers.values()):
+            return snap  # counters from some brokers of the path only would prove nothing
+        for name, b in outside_brokers.items():  # brokers we did not start: their witness
+            snap[name] = b.queue_counts(self.queue_prefix, *(self.stack.credentials or
+                                                               (None, None)))
         if not kids:
             if snap and keep:
                 self.outcome.broker_counts.append({"at": at, "brokers": snap})
@@ -747,11 +764,21 @@ def metrics(outcome: Outcome) -> dict:
 
 def _witness_of(outcome: Outcome, acc: measure.Accounting) -> dict:
     """The brokers' counters at the end beside the accounting, and every reading taken."""
+    sources = {n: e.get("witness", "none") for n, e in outcome.external.items()}
+    blind = sorted(n for n, s in sources.items() if s == "none")
+    if blind:
+        return {"available": False, "sources": sources,
+                "why": f"no second witness: broker {', '.join(blind)} offers neither Jolokia "
+                       "(--broker-admin) nor the statistics plugin; the clients' exact "
+                       "accounting alone decides", "readings": []}
     end = next((c["brokers"] for c in reversed(outcome.broker_counts) if c["at"] == "end"), None)
     if end is None:
-        return {"available": False, "why": "the point ended before the brokers were read",
+        return {"available": False, "sources": sources or None,
+                "why": "the point ended before the brokers were read",
                 "readings": outcome.broker_counts}
-    return {"available": True, **measure.witness(end, acc), "readings": outcome.broker_counts}
+    sources = {n: sources.get(n, "launcher") for n in end}
+    return {"available": True, "sources": sources, **measure.witness(end, acc),
+            "readings": outcome.broker_counts}
 
 
 def _busiest(outcome: Outcome, counted: set[int]) -> dict:

@@ -1,0 +1,442 @@
+"""Brokers the harness did not start (``--broker-url``): their URLs, what they say they are,
+and a second witness of their counters.
+
+An outside broker is used as it is: never configured, started or stopped. The counters of
+the run's queues, the witness beside the clients' records, come from the first source it
+offers:
+
+- ``jolokia``: the broker's admin URL given with ``--broker-admin`` (Jolokia, HTTP POST with the
+  console's user and password, as ActiveMQ Classic's and Artemis's consoles ship it);
+- ``statistics-plugin``: Classic's ``statisticsBrokerPlugin``, asked over STOMP;
+- ``none``: a stock broker offers neither without an admin URL; the point is then judged on
+  the clients' exact accounting alone and says "no second witness".
+
+A witness the point has and that disagrees fails it; the lack of one never does.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+WITNESSES = ("launcher", "jolokia", "statistics-plugin", "none")
+
+_SCHEMES = {"tcp": "openwire", "ssl": "openwire", "nio": "openwire", "failover": "openwire",
+            "stomp": "stomp", "stomp+ssl": "stomp", "ws": "ws", "wss": "ws"}
+
+
+class OutsideError(ValueError):
+    """An outside broker or its admin URL cannot be used as given (one line; before a run
+    starts, bad input: exit 2)."""
+
+
+@dataclass
+class External:
+    """A broker given by ``--broker-url``: used, never configured, started or stopped."""
+
+    name: str
+    urls: dict[str, str]  # protocol -> URL
+    version: str = "unknown"
+    product: str = "unknown"  # "ActiveMQ Classic" or "ActiveMQ Artemis" when it says so
+    statistics: dict = field(default_factory=dict)
+    admin: Jolokia | None = None
+    witness: str = "none"  # which of WITNESSES reads its counters
+    child: None = None
+
+    def url_for(self, protocol: str) -> str:
+        from burstbench.infra.brokers import BrokerError
+
+        try:
+            return self.urls[protocol]
+        except KeyError:
+            raise BrokerError(f"external broker {self.name} has no {protocol} URL "
+                              f"(give one in --broker-url)") from None
+
+    def store_bytes(self) -> int:
+        return 0
+
+    def describe(self) -> dict:
+        """What the result file says of it (no credentials)."""
+        return {"urls": self.urls, "version": self.version, "product": self.product,
+                "statistics": self.statistics, "witness": self.witness,
+                **({"admin": self.admin.url} if self.admin else {})}
+
+    def queue_counts(self, prefix: str, user: str | None = None,
+                     password: str | None = None) -> dict | None:
+        """The run's queues' counters from its witness, ``{"error": ...}`` when a witness it
+        has cannot be read, None when it has none."""
+        if self.witness == "jolokia":
+            return self.admin.queue_counts(prefix)
+        if self.witness == "statistics-plugin":
+            return plugin_queue_counts(self, prefix, user, password)
+        return None
+
+
+def parse_external(name: str, text: str) -> External:
+    """``tcp://h:61616,stomp://h:61613,ws://h:61614/`` -> an External (ValueError if bad)."""
+    urls: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        scheme = part.split("://", 1)[0].split(":", 1)[0].lower()
+        if "://" not in part and not part.startswith("failover:"):
+            raise ValueError(f"--broker-url: {part!r} is not a URL (scheme://host:port)")
+        proto = _SCHEMES.get(scheme)
+        if proto is None:
+            raise ValueError(f"--broker-url: unknown scheme {scheme!r} in {part!r} "
+                             f"(known: {', '.join(_SCHEMES)})")
+        if proto in urls:
+            raise ValueError(f"--broker-url: two {proto} URLs for one broker: {text!r}")
+        urls[proto] = part
+    if not urls:
+        raise ValueError("--broker-url: empty")
+    return External(name=name, urls=urls)
+
+
+def check_admin_url(text: str) -> None:
+    """ValueError (one line) unless ``text`` is an http(s) URL without a password in it."""
+    u = urlsplit(text)
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ValueError(f"--broker-admin: {text!r} is not an http:// or https:// URL "
+                         "(e.g. http://127.0.0.1:8161/api/jolokia)")
+    if u.password is not None or u.username is not None:
+        raise ValueError("--broker-admin: give the user with --admin-user and the password in "
+                         "a file (--admin-password-file) or BURSTBENCH_ADMIN_PASSWORD, not in "
+                         "the URL (it would be written to the result)")
+
+
+def admins(spec) -> list[Jolokia]:
+    """The point's ``--broker-admin`` endpoints, in the order of its brokers, with the console
+    user and its password (from ``--admin-password-file``, else BURSTBENCH_ADMIN_PASSWORD;
+    never from the command line, never recorded)."""
+    import os
+    from pathlib import Path
+
+    password = (Path(spec.admin_password_file).read_text().strip("\r\n")
+                if spec.admin_password_file else os.environ.get("BURSTBENCH_ADMIN_PASSWORD"))
+    return [Jolokia(url, spec.admin_user or None, password) for url in spec.broker_admin]
+
+
+def preflight(spec) -> None:
+    """Before a run starts: every admin URL answers and takes the login (OutsideError, one
+    line, otherwise), so that a wrong password costs no run."""
+    for admin in admins(spec):
+        admin.connect()
+
+
+def inspect(ext: External, admin: Jolokia | None, user: str | None = None,
+            password: str | None = None, timeout: float = 5.0) -> None:
+    """What the broker says it is, and which witness reads its counters: Jolokia when an admin
+    URL is given (OutsideError when it cannot be read: the user asked for it), else the
+    statistics plugin when the broker answers it, else none."""
+    _stomp_inspect(ext, user, password, timeout, ask_plugin=admin is None)
+    if admin is not None:
+        admin.connect()
+        ext.admin, ext.witness, ext.product = admin, "jolokia", admin.product
+        if ext.version == "unknown" and admin.version:
+            ext.version = admin.version
+    elif ext.statistics.get("brokerName"):
+        ext.witness = "statistics-plugin"
+    else:
+        ext.witness = "none"
+
+
+# -- Jolokia ----------------------------------------------------------------------------------
+_CLASSIC = "org.apache.activemq"
+_ARTEMIS = "org.apache.activemq.artemis"
+_CLASSIC_ATTRS = {"EnqueueCount": "enqueued", "DequeueCount": "dequeued",
+                  "DispatchCount": "dispatched", "InFlightCount": "inflight",
+                  "ExpiredCount": "expired", "QueueSize": "size",
+                  "ConsumerCount": "consumers", "ProducerCount": "producers"}
+# Artemis counts per queue: added, acknowledged, being delivered (not yet acknowledged),
+# expired, left, and killed (sent to the dead-letter address after too many deliveries)
+_ARTEMIS_ATTRS = {"MessagesAdded": "enqueued", "MessagesAcknowledged": "dequeued",
+                  "DeliveringCount": "inflight", "MessagesExpired": "expired",
+                  "MessageCount": "size", "ConsumerCount": "consumers",
+                  "MessagesKilled": "killed"}
+_ARTEMIS_ADDRESS_ATTRS = {"RoutingTypes": "routing", "RoutedMessageCount": "routed",
+                          "UnRoutedMessageCount": "unrouted"}
+
+
+class Jolokia:
+    """A broker's Jolokia endpoint (HTTP POST, JSON), as its web console reaches it.
+
+    Both consoles check the request's ``Origin`` against their own host (Jolokia's CORS
+    strict checking), so the request says it comes from the admin URL's own origin, as the
+    console's page does.
+    """
+
+    def __init__(self, url: str, user: str | None = None, password: str | None = None,
+                 timeout: float = 5.0):
+        self.url = url if url.endswith("/") else url + "/"
+        self.user, self.password, self.timeout = user, password, timeout
+        u = urlsplit(self.url)
+        self.origin = f"{u.scheme}://{u.netloc}"
+        self.product = "unknown"
+        self.version = ""
+
+    def post(self, body):
+        """One request or a list of them; Jolokia's reply (OutsideError on HTTP or JSON
+        failure, naming the URL and what it answered)."""
+        headers = {"Content-Type": "application/json", "Origin": self.origin}
+        if self.user is not None:
+            token = base64.b64encode(f"{self.user}:{self.password or ''}".encode()).decode()
+            headers["Authorization"] = f"Basic {token}"
+        req = urllib.request.Request(self.url, data=json.dumps(body).encode(),
+                                     headers=headers, method="POST")
+        ctx = ssl.create_default_context() if self.url.startswith("https") else None
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout, context=ctx) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            why = {401: "the login was refused (give --admin-user and its password)",
+                   403: "forbidden (the user lacks the console's admin role, or Jolokia's "
+                        "access policy refuses this origin)",
+                   404: "no Jolokia there (Classic: /api/jolokia, Artemis: /console/jolokia)"}
+            raise OutsideError(f"--broker-admin {self.url}: HTTP {e.code}: "
+                               f"{why.get(e.code, e.reason)}") from None
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            raise OutsideError(f"--broker-admin {self.url}: {reason}") from None
+        except ValueError:
+            raise OutsideError(f"--broker-admin {self.url}: the answer is not Jolokia's "
+                               "JSON") from None
+
+    def connect(self) -> None:
+        """Which ActiveMQ answers, and its version (OutsideError when neither does)."""
+        replies = self.post([
+            {"type": "read", "mbean": f"{_CLASSIC}:type=Broker,brokerName=*",
+             "attribute": ["BrokerVersion"]},
+            {"type": "read", "mbean": f"{_ARTEMIS}:broker=*", "attribute": ["Version"]},
+        ])
+        for reply, product, attr in zip(replies, ("ActiveMQ Classic", "ActiveMQ Artemis"),
+                                        ("BrokerVersion", "Version")):
+            value = reply.get("value") if reply.get("status") == 200 else None
+            if value:
+                self.product = product
+                self.version = str(next(iter(value.values())).get(attr, ""))
+                return
+        raise OutsideError(f"--broker-admin {self.url}: Jolokia answers but shows no ActiveMQ "
+                           f"broker ({_first_error(replies)})")
+
+    def queue_counts(self, prefix: str) -> dict:
+        """The counters of the run's queues (names starting with ``prefix``), in the shape of
+        a started broker's ``stats`` line; ``{"error": ...}`` when they cannot be read.
+
+        Artemis: the run's *addresses* (a STOMP name the broker kept as it came, such as
+        ``/queue/bb.x.q0``, included), every queue bound to them, whatever its name (a STOMP
+        subscription on a multicast address is a queue of its own), and what each address
+        routed to none of them: so a point can say where its messages were copied or dropped.
+        """
+        try:
+            if self.product == "ActiveMQ Artemis":
+                return self._artemis_counts(prefix)
+            pattern = (f"{_CLASSIC}:type=Broker,brokerName=*,destinationType=Queue,"
+                       "destinationName=*")
+            queues = {}
+            for keys, values in self._read(pattern, _CLASSIC_ATTRS):
+                name = _stripped(keys.get("destinationName", ""))
+                if name.startswith(prefix):
+                    queues[name] = values
+            return {"queues": queues, "bridges": []}
+        except OutsideError as e:
+            return {"error": f"jolokia: {e}"}
+
+    def _artemis_counts(self, prefix: str) -> dict:
+        addresses = {}
+        for keys, values in self._read(f"{_ARTEMIS}:broker=*,component=addresses,address=*",
+                                       _ARTEMIS_ADDRESS_ATTRS, raw=True):
+            if _stripped(keys.get("address", "")).startswith(prefix):
+                addresses[keys["address"]] = {
+                    "routing": ",".join(sorted(values.get("RoutingTypes") or [])).lower(),
+                    "routed": int(values.get("RoutedMessageCount") or 0),
+                    "unrouted": int(values.get("UnRoutedMessageCount") or 0)}
+        queues = {}
+        pattern = (f"{_ARTEMIS}:broker=*,component=addresses,address=*,subcomponent=queues,"
+                   "routing-type=*,queue=*")
+        for keys, values in self._read(pattern, _ARTEMIS_ATTRS):
+            address, queue = keys.get("address", ""), keys.get("queue", "")
+            if address in addresses:
+                queues[address if queue == address else f"{address} -> {queue}"] = values
+        for addr, a in addresses.items():
+            a["queues"] = sum(1 for q in queues if q.split(" -> ")[0] == addr)
+        return {"queues": queues, "bridges": [], "addresses": addresses}
+
+    def _read(self, pattern: str, attrs: dict, raw: bool = False):
+        """(the MBean's keys, its values) for every MBean matching ``pattern``; values named
+        as ours (``attrs``) and counted, or as Jolokia gave them (``raw``)."""
+        reply = self.post({"type": "read", "mbean": pattern, "attribute": list(attrs)})
+        if reply.get("status") == 404:  # nothing matches the pattern
+            return []
+        if reply.get("status") != 200:
+            raise OutsideError(str(reply.get("error", reply.get("status"))))
+        return [(_mbean_keys(mbean), values if raw else
+                 {ours: int(values.get(theirs) or 0) for theirs, ours in attrs.items()})
+                for mbean, values in (reply.get("value") or {}).items()]
+
+
+def _stripped(name: str) -> str:
+    """A destination's name without the STOMP or URL prefix a broker may have kept."""
+    for p in ("/queue/", "/topic/", "queue://", "topic://"):
+        name = name.removeprefix(p)
+    return name
+
+
+def _mbean_keys(name: str) -> dict[str, str]:
+    """``domain:k=v,k2="a,b"`` -> its keys, quotes removed (Artemis quotes its values)."""
+    _, _, props = name.partition(":")
+    out, key, val, quoted, in_val = {}, "", "", False, False
+    for ch in props + ",":
+        if in_val:
+            if ch == '"':
+                quoted = not quoted
+            elif ch == "," and not quoted:
+                out[key] = val
+                key, val, in_val = "", "", False
+            else:
+                val += ch
+        elif ch == "=":
+            in_val = True
+        else:
+            key += ch
+    return out
+
+
+def _first_error(replies) -> str:
+    for r in replies if isinstance(replies, list) else [replies]:
+        if r.get("error"):
+            return str(r["error"])[:200]
+    return "no error given"
+
+
+# -- Classic's statistics plugin, over STOMP ------------------------------------------------
+_STAT_KEYS = {"enqueueCount": "enqueued", "dequeueCount": "dequeued",
+              "dispatchCount": "dispatched", "inflightCount": "inflight",
+              "expiredCount": "expired", "size": "size", "consumerCount": "consumers",
+              "producerCount": "producers"}
+
+
+def _stomp_inspect(ext: External, user, password, timeout: float, ask_plugin: bool) -> None:
+    """The broker's version (STOMP CONNECTED ``server`` header) and, when asked, whether it
+    runs the statistics plugin. A broker without the plugin receives the question as an
+    ordinary message: it is sent to expire with the wait, so nothing of it stays behind."""
+    import stomp
+
+    url = ext.urls.get("stomp")
+    if not url:
+        return
+    got: dict = {}
+
+    class L(stomp.ConnectionListener):
+        def on_connected(self, frame):
+            got["server"] = frame.headers.get("server", "")
+
+        def on_message(self, frame):
+            got["stats"] = frame.body
+
+    conn = _stats_connection(urlsplit(url), timeout, L())
+    try:
+        conn.connect(user, password, wait=True)
+        server = got.get("server", "")
+        if "/" in server:
+            product, rest = server.split("/", 1)
+            ext.version = rest.split()[0] if rest.split() else "unknown"
+            ext.product = "ActiveMQ Artemis" if "artemis" in product.lower() else "ActiveMQ Classic"
+        if ask_plugin:
+            conn.subscribe("/temp-queue/bb-stats", id="s", ack="auto")
+            conn.send("/queue/ActiveMQ.Statistics.Broker", "",
+                      headers={"reply-to": "/temp-queue/bb-stats",
+                               "transformation": "jms-map-xml", **_expires(timeout)})
+            deadline = time.monotonic() + timeout
+            while "stats" not in got and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if "stats" in got:
+                ext.statistics = _map_message(got["stats"])
+        conn.disconnect()
+    except Exception as e:  # noqa: BLE001 - whatever failed, the figures are just unknown
+        ext.statistics = {"error": f"{type(e).__name__}: {e}"}
+
+
+def _expires(timeout: float) -> dict:
+    return {"expires": str(int((time.time() + timeout) * 1000))}
+
+
+def plugin_queue_counts(ext: External, prefix: str, user: str | None = None,
+                        password: str | None = None, timeout: float = 5.0) -> dict:
+    """The run's queues' counters through the statistics plugin
+    (``ActiveMQ.Statistics.Destination.<prefix>>``: one reply per queue). Same shape as a
+    started broker's ``stats`` line; ``{"error": ...}`` when it cannot."""
+    import stomp
+
+    url = ext.urls.get("stomp")
+    if not url:
+        return {"error": "no stomp:// URL to ask the statistics plugin through"}
+    replies: list = []
+
+    class L(stomp.ConnectionListener):
+        def on_message(self, frame):
+            replies.append(_map_message(frame.body))
+
+    conn = _stats_connection(urlsplit(url), timeout, L())
+    try:
+        conn.connect(user, password, wait=True)
+        conn.subscribe("/temp-queue/bb-qstats", id="s", ack="auto")
+        conn.send(f"/queue/ActiveMQ.Statistics.Destination.{prefix}>", "",
+                  headers={"reply-to": "/temp-queue/bb-qstats", "transformation": "jms-map-xml",
+                           **_expires(timeout)})
+        # one reply per queue, no end marker: wait until they stop coming
+        deadline, last, seen = time.monotonic() + timeout, time.monotonic(), 0
+        while time.monotonic() < deadline and (not replies or time.monotonic() - last < 0.5):
+            if len(replies) != seen:
+                seen, last = len(replies), time.monotonic()
+            time.sleep(0.05)
+        conn.disconnect()
+    except Exception as e:  # noqa: BLE001 - unreadable counters are reported, not fatal
+        return {"error": f"statistics plugin: {type(e).__name__}: {e}"}
+    queues = {}
+    for r in replies:
+        name = str(r.get("destinationName", "")).removeprefix("queue://")
+        if name.startswith(prefix):
+            queues[name] = {ours: int(r.get(theirs, 0)) for theirs, ours in _STAT_KEYS.items()}
+    if not queues:
+        return {"error": "the statistics plugin did not answer for the run's queues"}
+    return {"queues": queues, "bridges": []}
+
+
+def _stats_connection(u, timeout: float, listener):
+    """A stomp.py connection (not yet connected) to an external broker's STOMP URL ``u``
+    (urlsplit), for asking its statistics plugin; ``listener`` gets the replies."""
+    import stomp
+
+    conn = stomp.Connection11([(u.hostname, u.port)], reconnect_attempts_max=1,
+                              timeout=timeout)
+    if u.scheme == "stomp+ssl":
+        conn.set_ssl(for_hosts=[(u.hostname, u.port)])
+    conn.set_listener("stats", listener)
+    return conn
+
+
+def _map_message(body) -> dict:
+    """A JMS MapMessage as ActiveMQ's STOMP ``jms-map-xml`` transformation renders it."""
+    import xml.etree.ElementTree as ET
+
+    text = body.decode() if isinstance(body, bytes) else str(body)
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError:
+        return {"raw": text[:2000]}
+    out: dict = {}
+    for entry in root.findall("entry"):
+        key, value = list(entry)[:2]
+        v = value.text or ""
+        if value.tag in ("long", "int", "short"):
+            out[key.text] = int(v)
+        elif value.tag in ("double", "float"):
+            out[key.text] = float(v)
+        else:
+            out[key.text] = v
+    return out

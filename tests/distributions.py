@@ -1,0 +1,131 @@
+"""The official ActiveMQ distributions, started as their users start them, for the tests of
+brokers the bench did not start (``--broker-url``).
+
+``./bench setup`` copies the tarballs from Maven Central (``broker/distributions/pom.xml``);
+here one is unpacked into a test's directory, its configuration left as it ships but for
+the addresses (every listener on 127.0.0.1, on free ports), and started with its own
+``bin/`` script in the foreground. It is stopped by PID, through the test's Supervisor.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tarfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from burstbench import paths
+from burstbench.infra import brokers
+from burstbench.infra.procs import Supervisor
+
+DIST = paths.ROOT / "broker" / "distributions" / "target"
+CLASSIC = "5.18.3"
+
+
+@dataclass
+class Distribution:
+    """A running distribution: its client URLs, its console's Jolokia, its home."""
+
+    home: Path
+    ports: dict[str, int]
+    jolokia: str
+    child: object = None
+    urls: dict[str, str] = field(default_factory=dict)
+
+    def broker_url(self, *protos: str) -> str:
+        return ",".join(self.urls[p] for p in protos or ("openwire", "stomp", "ws"))
+
+
+def _unpack(tarball: Path, into: Path) -> Path:
+    if not tarball.exists():
+        pytest.fail(f"{tarball.name} is missing: ./bench setup copies it (broker/distributions)")
+    into = into / "dist"
+    into.mkdir()
+    with tarfile.open(tarball) as t:
+        t.extractall(into, filter="tar")
+    return next(p for p in into.iterdir() if p.is_dir())
+
+
+def start_classic(sup: Supervisor, work: Path, configure=None) -> Distribution:
+    """ActiveMQ Classic 5.18.3 as it ships (conf/activemq.xml, conf/jetty.xml), listening on
+    127.0.0.1 only. ``configure(conf_dir)`` may change it further before the start."""
+    home = _unpack(DIST / f"apache-activemq-{CLASSIC}-bin.tar.gz", work)
+    ports = {p: brokers.free_port() for p in ("openwire", "stomp", "ws", "amqp", "mqtt", "jetty")}
+    xml = home / "conf" / "activemq.xml"
+    text = xml.read_text()
+    for name, port in (("openwire", 61616), ("amqp", 5672), ("stomp", 61613), ("mqtt", 1883),
+                       ("ws", 61614)):
+        text = text.replace(f"0.0.0.0:{port}", f"127.0.0.1:{ports[name]}")
+    xml.write_text(text)
+    jetty = home / "conf" / "jetty.xml"
+    jetty.write_text(re.sub(r'(name="port" value=")8161(")', rf"\g<1>{ports['jetty']}\2",
+                            jetty.read_text()))
+    if configure is not None:
+        configure(home / "conf")
+    d = Distribution(home=home, ports=ports,
+                     jolokia=f"http://127.0.0.1:{ports['jetty']}/api/jolokia",
+                     urls={"openwire": f"tcp://127.0.0.1:{ports['openwire']}",
+                           "stomp": f"stomp://127.0.0.1:{ports['stomp']}",
+                           "ws": f"ws://127.0.0.1:{ports['ws']}/"})
+    d.child = sup.start("activemq-dist", [str(home / "bin" / "activemq"), "console"],
+                        role="broker", cwd=home,
+                        env={**os.environ, "ACTIVEMQ_OPTS_MEMORY": "-Xms256M -Xmx1G"})
+    _wait_ports(d, ("openwire", "stomp", "ws", "jetty"))
+    return d
+
+
+def _wait_ports(d: Distribution, names, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not d.child.alive():
+            pytest.fail(f"the distribution exited: {d.child.last_error()}")
+        if all(brokers.port_accepts("127.0.0.1", d.ports[n]) for n in names):
+            return
+        time.sleep(0.2)
+    pytest.fail(f"the distribution did not open its ports in {timeout:.0f} s")
+
+
+ARTEMIS = "2.40.0"
+
+
+def start_artemis(sup: Supervisor, work: Path, console_password: str,
+                  configure=None) -> Distribution:
+    """An ActiveMQ Artemis 2.40.0 instance made with its own ``artemis create`` (anonymous
+    clients allowed, the console's user ``admin``), listening on 127.0.0.1 only, on free
+    ports. ``configure(etc_dir)`` may change it further before the start."""
+    home = _unpack(DIST / f"apache-artemis-{ARTEMIS}-bin.tar.gz", work)
+    instance = work / "instance"
+    made = subprocess.run([str(home / "bin" / "artemis"), "create", "--silent",
+                           "--user", "admin", "--password", console_password,
+                           "--allow-anonymous", "--host", "127.0.0.1",
+                           "--http-host", "127.0.0.1", "--no-autotune", str(instance)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    if made.returncode != 0:
+        pytest.fail(f"artemis create failed: {made.stderr[-1000:]}")
+    ports = {p: brokers.free_port() for p in ("artemis", "amqp", "stomp", "hornetq", "mqtt",
+                                               "jetty")}
+    xml = instance / "etc" / "broker.xml"
+    text = xml.read_text()
+    for name, port in (("artemis", 61616), ("amqp", 5672), ("stomp", 61613),
+                       ("hornetq", 5445), ("mqtt", 1883)):
+        text = text.replace(f"127.0.0.1:{port}", f"127.0.0.1:{ports[name]}")
+    xml.write_text(text)
+    boot = instance / "etc" / "bootstrap.xml"
+    boot.write_text(boot.read_text().replace("127.0.0.1:8161", f"127.0.0.1:{ports['jetty']}"))
+    if configure is not None:
+        configure(instance / "etc")
+    # the one acceptor speaks OpenWire and STOMP over WebSocket; STOMP has its own
+    d = Distribution(home=instance, ports=ports,
+                     jolokia=f"http://127.0.0.1:{ports['jetty']}/console/jolokia",
+                     urls={"openwire": f"tcp://127.0.0.1:{ports['artemis']}",
+                           "stomp": f"stomp://127.0.0.1:{ports['stomp']}",
+                           "ws": f"ws://127.0.0.1:{ports['artemis']}/"})
+    d.child = sup.start("artemis-dist", [str(instance / "bin" / "artemis"), "run"],
+                        role="broker", cwd=instance, env=dict(os.environ))
+    _wait_ports(d, ("artemis", "stomp", "jetty"))
+    return d
