@@ -195,7 +195,7 @@ REGISTRY: tuple[Client, ...] = (
 )
 
 # Tuned entries: the same programs with faster paths than the library's public API, loaded
-# from files named tuned/Tuned (tests/test_stock_clients.py keeps the stock files clean).
+# from files named tuned/Tuned (tests/unit/test_stock_clients.py keeps the stock files clean).
 _STOCK = {c.name: c for c in REGISTRY}
 
 

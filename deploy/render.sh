@@ -1,7 +1,7 @@
 #!/bin/sh
 # Renders deploy/broker-a.xml and deploy/broker-b.xml, the activemq.xml files of the compose
 # brokers, with the harness's own template. Usage: deploy/render.sh [OUTDIR]
-# tests/test_compose.py renders into a temporary directory and compares with the committed files.
+# tests/system/test_compose.py renders into a temporary directory and compares with the committed files.
 #
 # Both bind 0.0.0.0 on the usual ActiveMQ ports inside their containers; broker a (KahaDB)
 # forwards to broker b (JDBC on PostgreSQL). The database settings stay ${BURSTBENCH_PG_*}

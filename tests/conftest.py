@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import gc
 import json
+import re
 import subprocess
 import sys
 import uuid
@@ -52,6 +53,13 @@ def shared_broker(tmp_path_factory, request):
         yield brokers.start(sup, brokers.BrokerSpec(name=name.replace("_", "-")), work)
     finally:
         sup.stop_all()
+
+
+def outside(broker) -> list[str]:
+    """``PointSpec(broker_urls=...)`` for a point on ``broker`` (a module's shared one) as on a
+    broker the harness did not start: no broker of its own to boot, its counters read through
+    the launcher's statistics plugin."""
+    return [f"{broker.openwire_url},{broker.stomp_url},{broker.ws_url}"]
 
 
 @pytest.fixture
@@ -146,3 +154,41 @@ def _resources_left_to_the_collector(request):
     if leaks:
         print(f"\nresources left open by or before {request.node.nodeid}: {len(leaks)}: "
               + "; ".join(leaks[:4]), file=sys.__stderr__)
+
+
+# -- tiers and skips ---------------------------------------------------------------------------
+# A test's kind is its folder: unit/ (pure logic, no process of the bench's), contract/ (client
+# programs against clients/contract.md), integration/ (real brokers through the harness),
+# system/ (set-up, hosts, containers, deployment files). ./bench test --quick runs unit/ and
+# the contract's smoke tests (@pytest.mark.smoke), the default the rest but the `full` tier.
+KINDS = ("unit", "contract", "integration", "system")
+
+# The only reasons a test may skip and the run still pass: facts of the machine that set-up
+# cannot change. Anything else (a client set-up should have built, a package it should have
+# installed) fails the run.
+DECLARED_SKIPS = {
+    "not root": re.compile(r"\broot\b"),
+    "netem on this kernel": re.compile(r"\bnetem\b"),
+    "fewer than two CPUs": re.compile(r"needs two CPUs"),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        kind = Path(str(item.fspath)).parent.name
+        if kind in KINDS:
+            item.add_marker(getattr(pytest.mark, kind))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if not rep.skipped or hasattr(rep, "wasxfail"):
+        return
+    reason = str(rep.longrepr[2] if isinstance(rep.longrepr, tuple) else rep.longrepr)
+    if any(p.search(reason) for p in DECLARED_SKIPS.values()):
+        return
+    rep.outcome = "failed"
+    rep.longrepr = (f"skipped for a reason not on the declared list "
+                    f"({', '.join(DECLARED_SKIPS)}): {reason}")

@@ -68,13 +68,14 @@ class External:
                 **({"admin": self.admin.url} if self.admin else {})}
 
     def queue_counts(self, prefix: str, user: str | None = None,
-                     password: str | None = None) -> dict | None:
+                     password: str | None = None, queues: int = 0) -> dict | None:
         """The run's queues' counters from its witness, ``{"error": ...}`` when a witness it
-        has cannot be read, None when it has none."""
+        has cannot be read, None when it has none. ``queues``: how many the run has, when
+        known (the statistics plugin's replies have no end marker)."""
         if self.witness == "jolokia":
             return self.admin.queue_counts(prefix)
         if self.witness == "statistics-plugin":
-            return plugin_queue_counts(self, prefix, user, password)
+            return plugin_queue_counts(self, prefix, user, password, queues=queues)
         return None
 
 
@@ -366,10 +367,12 @@ def _expires(timeout: float) -> dict:
 
 
 def plugin_queue_counts(ext: External, prefix: str, user: str | None = None,
-                        password: str | None = None, timeout: float = 5.0) -> dict:
+                        password: str | None = None, timeout: float = 5.0,
+                        queues: int = 0) -> dict:
     """The run's queues' counters through the statistics plugin
-    (``ActiveMQ.Statistics.Destination.<prefix>>``: one reply per queue). Same shape as a
-    started broker's ``stats`` line; ``{"error": ...}`` when it cannot."""
+    (``ActiveMQ.Statistics.Destination.<prefix>>``: one reply per queue, no end marker: the
+    replies are awaited until ``queues`` have come, or until none came for 0.5 s). Same shape
+    as a started broker's ``stats`` line; ``{"error": ...}`` when it cannot."""
     import stomp
 
     url = ext.urls.get("stomp")
@@ -391,6 +394,8 @@ def plugin_queue_counts(ext: External, prefix: str, user: str | None = None,
         # one reply per queue, no end marker: wait until they stop coming
         deadline, last, seen = time.monotonic() + timeout, time.monotonic(), 0
         while time.monotonic() < deadline and (not replies or time.monotonic() - last < 0.5):
+            if queues and len(replies) >= queues:
+                break
             if len(replies) != seen:
                 seen, last = len(replies), time.monotonic()
             time.sleep(0.05)

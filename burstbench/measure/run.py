@@ -552,7 +552,8 @@ class Runner:
             return snap  # counters from some brokers of the path only would prove nothing
         for name, b in outside_brokers.items():  # brokers we did not start: their witness
             snap[name] = b.queue_counts(self.queue_prefix, *(self.stack.credentials or
-                                                               (None, None)))
+                                                               (None, None)),
+                                        queues=self.spec.queues)
         if not kids:
             if snap and keep:
                 self.outcome.broker_counts.append({"at": at, "brokers": snap})

@@ -191,7 +191,7 @@ sub parse_url {
 # ---------------------------------------------------------------- connection
 
 # Net::Stomp 0.61 bugs that lose messages, fixed as narrowly as we could. Each is written up
-# with a reproducer in docs/findings.md, and tests/test_stock_clients.py allows exactly these
+# with a reproducer in docs/findings.md, and tests/unit/test_stock_clients.py allows exactly these
 # two names to be replaced in the stock client. Everything else is Net::Stomp as shipped.
 {
     no warnings 'redefine';

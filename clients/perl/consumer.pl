@@ -218,7 +218,7 @@ sub receive_loop {
                 no warnings 'uninitialized';
                 # gettimeofday's one value, the seconds as a double, not its list (about 20 ns
                 # less): rounded, exactly the microsecond it read until 2106
-                # (tests/test_perl_clock.py)
+                # (tests/unit/test_perl_clock.py)
                 $now = int(gettimeofday() * 1e6 + 0.5) * 1000;
                 my $h = $f->headers;
                 my $body = $f->body;

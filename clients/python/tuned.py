@@ -8,7 +8,7 @@ programs run unchanged underneath.
 What it changes, and why it is faster:
 - stomp.py 9.0.0 spends ~20 us parsing each frame (regexes, a re.sub per header, a copy of
   the headers): ``parse_frame`` below gives the same Frame for the frames a broker sends and
-  falls back to the library's parser for anything unusual (tests/test_stomp_py_parser.py
+  falls back to the library's parser for anything unusual (tests/unit/test_stomp_py_parser.py
   compares the two);
 - the library dispatches each frame twice (before_message, message) to every listener under
   a lock: MESSAGE frames go straight to the bench's listener;

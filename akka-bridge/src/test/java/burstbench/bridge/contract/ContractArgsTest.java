@@ -47,7 +47,7 @@ class ContractArgsTest {
   }
 
   // bounds and patterns (--size's maximum, queue names, the nonce's characters) are the harness's:
-  // clients/options.yaml, tests/test_options.py
+  // clients/options.yaml, tests/unit/test_options.py
   @Test
   void rejectsBadArguments() {
     assertThrows(ContractArgs.Invalid.class, () -> parse(P, "--url", "tcp://h:1"));

@@ -126,7 +126,8 @@ def test_wrong_password_fails_fast(kind, start_db):
     took = time.monotonic() - t0
     assert bad.returncode != 0
     assert ("password authentication failed" in bad.stderr) or ("Access denied" in bad.stderr)
-    assert took < 3, f"a refused login took {took:.1f} s"
+    # refused at once, not after a client's time-out (a busy machine adds seconds, not 20)
+    assert took < 20, f"a refused login took {took:.1f} s"
     assert databases.login(db).returncode == 0  # and the right one still works
     # nobody else gets in without a password either (mariadb-install-db's root@127.0.0.1)
     other = databases.Database(**{**db.__dict__, "user": "root"})

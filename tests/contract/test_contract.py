@@ -13,7 +13,7 @@ import time
 import uuid
 
 import pytest
-from conftest import client_or_skip, events, run_client
+from conftest import client_or_skip, events, outside, run_client
 
 from burstbench import clients
 from burstbench.measure import measure
@@ -29,6 +29,24 @@ SPECS = [*clients.LANGUAGE_CLIENTS, "stompjs:tcp", *clients.BROWSER_CLIENTS, "ak
 PAIRS = [*clients.LANGUAGE_CLIENTS, *clients.BROWSER_CLIENTS, *TUNED]
 # every consumer, for the tests of what a consumer records: the pairs' and the bridge's
 CONSUMERS = [*PAIRS, "akka-bridge"]
+
+
+def _programs(specs, key) -> list[str]:
+    """The first spec of each program: entries that run the same program (``stompjs`` and
+    ``stompjs:tcp``; a tuned entry that preloads its speed-ups into the stock program, whose
+    argument parser it keeps) are checked once, under the first name."""
+    seen: dict = {}
+    for spec in specs:
+        r = clients.resolve(spec)
+        seen.setdefault(tuple(key(r.client.argv(role)) for role in ("producer", "consumer")),
+                        spec)
+    return list(seen.values())
+
+
+# what answers --version: each distinct command line (a tuned entry names itself)
+VERSION_PROGRAMS = _programs(SPECS, tuple)
+# what parses the arguments: each distinct program file or main class
+PARSERS = _programs(SPECS, lambda argv: argv[-1])
 
 
 def _url(broker, r):
@@ -132,7 +150,7 @@ def consume(broker, r: clients.Resolved, queue: str, count: int, size: int, tmp)
 
 
 # -- each client on its own ----------------------------------------------------------------
-@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("spec", VERSION_PROGRAMS)
 def test_version_answers(spec):
     r = client_or_skip(spec)
     for role in ("producer", "consumer"):
@@ -142,7 +160,7 @@ def test_version_answers(spec):
         assert v["client"] == r.client.name and v["library"] and v["runtime"]
 
 
-@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("spec", PARSERS)
 def test_help_answers(spec):
     r = client_or_skip(spec)
     for role in ("producer", "consumer"):
@@ -162,7 +180,7 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("spec", PARSERS)
 @pytest.mark.parametrize("bad", range(len(BAD)))
 def test_bad_argument_exits_2_with_one_line(spec, bad):
     r = client_or_skip(spec)
@@ -189,14 +207,15 @@ def test_unreachable_broker_exits_3_naming_the_address(spec):
     url = f"{scheme}://127.0.0.1:{port}" + ("/" if scheme == "ws" else "")
     t0 = time.monotonic()
     out = run_client(
-        r, "consumer", ["--url", url, "--destinations", "q", "--connect-timeout", "5"], timeout=60
+        r, "consumer", ["--url", url, "--destinations", "q", "--connect-timeout", "1"], timeout=60
     )
     assert out.returncode == 3, out.stderr
-    assert time.monotonic() - t0 < 20
+    assert time.monotonic() - t0 < 45  # its own 1 s time-out, not the test's 60 s
     assert f"127.0.0.1:{port}" in out.stderr.strip().splitlines()[-1]
 
 
-@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("spec", [pytest.param(s, marks=pytest.mark.smoke)
+                                  if s in clients.LANGUAGE_CLIENTS else s for s in SPECS])
 def test_one_message_round_trip(spec, shared_broker, tmp_path):
     """One message each way; both ready lines carry the contract's socket facts: TCP_NODELAY
     on the client's socket and how the client knows it (the Akka bridge once said neither)."""
@@ -235,11 +254,19 @@ def test_each_record_names_the_queue_it_came_from(spec, shared_broker, tmp_path)
             queues[s % len(queues)] for s in range(100)]
 
 
-ACK_CASES = [(spec, mode) for spec in CONSUMERS
+# every mode for every stock consumer and for the tuned JMS consumer (it holds auto and dups-ok
+# acknowledgements in the socket buffer: code of its own); the other tuned consumers, whose
+# acknowledgements are their stock twin's code, with one mode in the default suite and the
+# rest in the full tier
+OWN_ACKS = {"openwire-jms-tuned"}
+ACK_CASES = [pytest.param(spec, mode, id=f"{spec}-{mode}",
+                          marks=[pytest.mark.full] if spec in TUNED and spec not in OWN_ACKS
+                          and mode != "client" else [])
+             for spec in CONSUMERS
              for mode in [*sorted(clients.resolve(spec).client.ack_modes), "tx"]]
 
 
-@pytest.mark.parametrize(("spec", "mode"), ACK_CASES, ids=[f"{s}-{m}" for s, m in ACK_CASES])
+@pytest.mark.parametrize(("spec", "mode"), ACK_CASES)
 def test_every_ack_mode_and_transacted_batches_account_exactly(spec, mode, shared_broker,
                                                                tmp_path):
     """Each acknowledgement mode the registry lists for a client (with a small prefetch, so
@@ -355,13 +382,24 @@ def test_nonce_and_crc_headers_are_recorded_as_received(spec, shared_broker, tmp
         (n or "-", v or "-") for n, v in heads]
 
 
-# -- every producer with every consumer -----------------------------------------------------
+# -- producers with consumers --------------------------------------------------------------
+# The default suite: each stock client (the four languages and the browser) as producer to the
+# next two in the ring and as consumer of the two before it, and each tuned entry with its
+# stock twin both ways. Every other pair of the N x N matrix is in the full tier.
+STOCK = [*clients.LANGUAGE_CLIENTS, *clients.BROWSER_CLIENTS]
+DEFAULT_PAIRS = {(p, STOCK[(i + k) % len(STOCK)]) for i, p in enumerate(STOCK) for k in (1, 2)}
+DEFAULT_PAIRS |= {pair for t in TUNED for pair in ((t, clients.get(t).tuned_of),
+                                                   (clients.get(t).tuned_of, t))}
+
+
 def _pair(p: str, c: str):
-    """The browser with a tuned entry is opt-in (browser_full): a Chromium per side costs
-    seconds, and the browser meets every stock client and itself in the default run."""
+    """Pairs beyond the default's are in the full tier; the browser with a tuned entry is
+    opt-in besides (browser_full): a Chromium per side costs seconds."""
     tuned = {p, c} & set(TUNED)
     browser = {p, c} & set(clients.BROWSER_CLIENTS)
     marks = [pytest.mark.browser_full] if tuned and browser else []
+    if (p, c) not in DEFAULT_PAIRS:
+        marks.append(pytest.mark.full)
     return pytest.param(p, c, id=f"{p}->{c}", marks=marks)
 
 
@@ -388,11 +426,13 @@ def test_pair_headers_and_bodies_survive(prod_spec, cons_spec, shared_broker, tm
         # the header carries the producer's own stamp, to the nanosecond
         assert rec.sent_ns == sent_ns[rec.seq]
         # two processes' epoch clocks; Node and the browser align a monotonic clock on Date.now()
-        # millisecond edges (within microseconds), the rest read the wall clock itself
-        assert rec.recv_ns >= rec.sent_ns - 2_000_000
+        # millisecond edges (within microseconds when the machine is idle, a preemption more
+        # when it is busy), the rest read the wall clock itself: a receive before its send by
+        # more than 50 ms is a clock that is wrong, not one that is busy
+        assert rec.recv_ns >= rec.sent_ns - 50_000_000
 
 
-def test_four_languages_compete_on_one_queue(tmp_path):
+def test_four_languages_compete_on_one_queue(shared_broker, tmp_path):
     specs = [client_or_skip(s).label for s in clients.LANGUAGE_CLIENTS]
     spec = PointSpec(
         producer=["net-stomp"] if "net-stomp" in specs else [specs[0]],
@@ -400,6 +440,7 @@ def test_four_languages_compete_on_one_queue(tmp_path):
         consumers=4,
         count=8000,
         bursts=1,
+        broker_urls=outside(shared_broker),
     )
     out = Runner(spec, tmp_path / "point").run()
     sets = [{(r.producer, r.seq) for r in recs} for recs in out.consumer_records.values()]
@@ -430,7 +471,7 @@ def test_relay_between_actors_and_other_languages(prod_spec, cons_spec, shared_b
     pytest.param((2, 100, 1, 70000), id="twice-what-it-sized-for"),
 ])
 @pytest.mark.parametrize("spec", PAIRS)
-def test_bodies_are_checked_against_the_harness_own_crc(spec, shape, tmp_path):
+def test_bodies_are_checked_against_the_harness_own_crc(spec, shape, shared_broker, tmp_path):
     """However a consumer keeps a body (whole, in memory sized before it was ready, as its
     first bytes after comparing the rest, or summarised on arrival as its length, CRC-32 and
     first bytes), each record's CRC is the one the harness computes from the message's
@@ -438,7 +479,8 @@ def test_bodies_are_checked_against_the_harness_own_crc(spec, shape, tmp_path):
     producers, count, bursts, size = shape
     r = client_or_skip(spec)
     out = Runner(PointSpec(producer=[r.label], consumer=[r.label], producers=producers,
-                           count=count, bursts=bursts, size=size), tmp_path / "point").run()
+                           count=count, bursts=bursts, size=size,
+                           broker_urls=outside(shared_broker)), tmp_path / "point").run()
     n = producers * count * bursts
     a = metrics(out)["accounting"]
     assert (a["sent"], a["received"], a["lost"], a["corrupt"]) == (n, n, 0, 0), a
@@ -449,13 +491,14 @@ def test_bodies_are_checked_against_the_harness_own_crc(spec, shape, tmp_path):
 
 
 @pytest.mark.parametrize("spec", PAIRS)
-def test_a_paced_point_accounts_exactly(spec, tmp_path):
+def test_a_paced_point_accounts_exactly(spec, shared_broker, tmp_path):
     """Under --rate a message carries its intended send time; the producer's records carry
     the same stamp, so the harness's check of every bb_sent_ns holds (it caught stomp.py's
     producer recording the actual time instead)."""
     r = client_or_skip(spec)
     out = Runner(PointSpec(producer=[r.label], consumer=[r.label], count=600, bursts=2,
-                           rate=3000.0), tmp_path / "point").run()
+                           rate=3000.0, broker_urls=outside(shared_broker)),
+                 tmp_path / "point").run()
     m = metrics(out)
     a = m["accounting"]
     assert (a["sent"], a["received"], a["lost"], a["corrupt"]) == (1200, 1200, 0, 0), a

@@ -1,6 +1,7 @@
 """stompjs in headless Chromium (``stompjs:browser``): every Chromium process a run starts is
 gone after it, whichever way it ends, and its throwaway profile with it where the driver lives
-to remove it. (The contract itself is tests/test_contract.py's, with every other client.)"""
+to remove it. (The contract itself is tests/contract/test_contract.py's, with every other
+client.)"""
 
 from __future__ import annotations
 

@@ -144,8 +144,10 @@ def test_a_timed_flood_stops_on_time_and_accounts_exactly(spec_name, tmp_path):
     assert a["sent"] > 1000 and (a["received"], a["lost"], a["duplicates"]) == (a["sent"], 0, 0)
     actual = sorted(out.send_actual)
     assert len(actual) == a["sent"]
-    # the flood ends at its start + 3 s (the start is read a moment before the first send)
-    assert actual[-2] < actual[0] + 3 * S and actual[0] + 3 * S - S // 100 <= actual[-1]
+    # the flood ends at its start + 3 s (the start is read a moment before the first send, a
+    # preemption earlier on a busy machine): not before 2.5 s, and its last message is the
+    # first one sent after the end
+    assert actual[-2] < actual[0] + 3 * S and actual[0] + 3 * S - S // 2 <= actual[-1]
     assert actual[-1] < actual[0] + 4 * S
     assert m["latency_ms"] is None and m["time_in_queue_ms"]["samples"] > 0, (
         "nothing sent in the measured period; the producer's longest pause "

@@ -24,7 +24,9 @@ def test_the_deadline_returns_false(tmp_path):
         sup.start("quiet", ["sleep", "30"])
         t0 = time.monotonic()
         assert not sup.wait_until(lambda: False, 0.6, poll=0.1)
-        assert 0.5 < time.monotonic() - t0 < 5
+        # it waited (not returned at once) and came back by itself (long before the quiet
+        # child's 30 s): a busy machine may add seconds, never 25
+        assert 0.5 < time.monotonic() - t0 < 25
 
 
 def test_a_watched_child_that_fails_ends_the_wait_with_its_last_words(tmp_path):

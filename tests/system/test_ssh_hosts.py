@@ -24,7 +24,7 @@ from burstbench.measure.measure import ConsumerRecord
 from burstbench.measure.points import document
 from burstbench.measure.run import PointSpec, Runner
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # -- the inventory (pure logic) -----------------------------------------------------------------
@@ -339,7 +339,7 @@ def ssh_netns_inventory(net: sshhosts.SshNetns, host: str, workdir: Path):
 def test_the_playbook_copies_the_project_to_a_host_once(tmp_path, need_ssh_hosts):
     """Against a namespace host with its own sshd: the first run puts the committed project
     there, the second changes nothing (./bench setup there, through a proxy, is the opt-in
-    test in tests/test_provision_proxy.py)."""
+    test in tests/system/test_provision_proxy.py)."""
     from burstbench.infra import provision
     net = sshhosts.SshNetns(f"a{uuid.uuid4().hex[:5]}", ["h1"], tmp_path / "keys",
                             tmp_path / "logs")
@@ -400,7 +400,7 @@ def test_relay_ends_a_program_that_ignores_the_end_of_its_session():
     code = p.wait(timeout=20)
     took = time.monotonic() - t0
     assert code != 0 and not marked(marker), f"still running {took:.1f} s after the session"
-    assert took < 10
+    assert took < 15  # its 0.5 s grace, then the kill: not the wait's 20 s
     p.stdout.close()
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from burstbench.infra import connect_proxy
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -251,7 +251,7 @@ def perl_problems(packages: list[str]) -> list[str]:
 # what runs, checked against pyproject.toml's dependencies; the tests, against those and the
 # test extra (./bench setup installs both, from requirements.lock)
 PY_SOURCES = ("clients/python/*.py", "burstbench/**/*.py", "perf/loops/*.py")
-PY_TEST_SOURCES = ("tests/*.py",)
+PY_TEST_SOURCES = ("tests/*.py", "tests/*/*.py")
 PYPROJECT = ROOT / "pyproject.toml"
 LOCK = ROOT / "requirements.lock"
 
@@ -619,7 +619,7 @@ def java_import_count() -> int:
 
 
 # -- executables the harness starts --------------------------------------------------------------
-EXEC_SOURCES = ("burstbench/**/*.py", "tests/*.py")
+EXEC_SOURCES = ("burstbench/**/*.py", "tests/*.py", "tests/*/*.py")
 _SUBPROCESS = {"run", "Popen", "call", "check_call", "check_output"}
 
 

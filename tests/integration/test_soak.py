@@ -95,6 +95,7 @@ def test_the_store_notes_name_a_dead_letter_queue_and_a_connection_with_two_cons
 
 
 @pytest.mark.integration
+@pytest.mark.full  # a minute of soak: ./bench test --full
 def test_a_60_s_soak_with_3_faults_loses_nothing_and_recovers_from_each(tmp_path):
     need_broker_built()
     for c in LANGS:

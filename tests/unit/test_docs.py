@@ -17,7 +17,7 @@ import pytest
 
 from burstbench.cli import summary
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Written so that this file does not match itself.
 OUTSIDE = re.compile(r"\.\./shared|(?<![\w.-])/wor[k]/")

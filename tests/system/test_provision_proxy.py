@@ -21,7 +21,7 @@ import yaml
 
 from burstbench.infra import inventory, netns, provision, sshhosts
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 PROXIED = """
 proxy: http://192.0.2.1:3128

@@ -56,9 +56,10 @@ def test_the_jms_clients_clock_reads_the_wall_clock_and_never_goes_back(tmp_path
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout.strip().splitlines()[-1])
     # each stamp lies between the wall clock read before it and after it, to within the
-    # offset's own reading error (the tightest of seven readings: well under a millisecond even
-    # on a busy machine; a wrong unit or a missing offset is off by years)
-    assert r["early_ns"] < 1_000_000 and r["late_ns"] < 1_000_000, r
+    # offset's own reading error (the tightest of seven readings: well under a millisecond on
+    # an idle machine, a preemption or two on a busy one; a wrong unit or a missing offset is
+    # off by years)
+    assert r["early_ns"] < 20_000_000 and r["late_ns"] < 20_000_000, r
     # within a process the stamps never run backwards: a reanchor keeps the offset unless the
     # wall clock moved by more than Common.STEP_NS (or the start's reading was that far off,
     # which the bounds above would show)
