@@ -837,9 +837,10 @@ def test_the_tests_imports_are_stdlib_own_or_pinned_in_the_test_extra():
     """The tests may use the test extra (pytest, psutil, jsonschema...); the code that runs may
     not: the test above checks it against the runtime dependencies alone."""
     assert {"pytest", "psutil", "jsonschema"} <= set(python_imports(PY_TEST_SOURCES))
-    # (tests of the Python client put clients/python on sys.path)
+    # (tests of the Python client put clients/python on sys.path; the tests' own helpers,
+    # conftest and distributions, live in tests/)
     assert python_problems(PY_TEST_SOURCES, extras=("test",),
-                           own_dirs=(ROOT / "clients" / "python",)) == []
+                           own_dirs=(ROOT / "clients" / "python", ROOT / "tests")) == []
 
 
 def test_the_lock_holds_pyprojects_pins_each_hashed():
