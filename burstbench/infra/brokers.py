@@ -33,19 +33,47 @@ _GIVEN: collections.deque[int] = collections.deque(maxlen=256)
 _GIVEN_LOCK = threading.Lock()
 
 
+# ports handed out by any harness process on this machine in the last minute (two test
+# workers, two runs at once): a file each appends to under an exclusive lock
+_GIVEN_FILE = Path(os.environ.get("TMPDIR", "/tmp")) / "burstbench-ports-given"
+_GIVEN_FOR_S = 60.0
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A port the kernel says is free now (bind to 0), never one of the last 256 this process
-    handed out: the kernel may give the same free port to two binds in a row, and a broker binds
-    its three connectors only later (run 20261123-065119-chaos-20565, store-full-stompjs: its
-    OpenWire and WebSocket connectors were both given 42939). Start-up still retries when
-    another program takes a port in between."""
-    with _GIVEN_LOCK:
+    handed out nor one another harness process on this machine handed out in the last minute:
+    the kernel may give the same free port to two binds in a row, and a broker binds its three
+    connectors only later (run 20261123-065119-chaos-20565, store-full-stompjs: its OpenWire
+    and WebSocket connectors were both given 42939). Start-up still retries when another
+    program takes a port in between."""
+    import contextlib
+    import fcntl
+
+    with _GIVEN_LOCK, contextlib.ExitStack() as stack:
+        try:  # another user's file (a run as someone else): this process's own list only
+            f = stack.enter_context(open(_GIVEN_FILE, "a+"))
+            fcntl.flock(f, fcntl.LOCK_EX)
+            f.seek(0)
+            lines = f.read().splitlines()
+        except OSError:
+            f, lines = None, []
+        now = time.time()
+        recent = {}
+        for line in lines:
+            p, _, t = line.partition(" ")
+            if p.isdigit() and t and now - float(t) < _GIVEN_FOR_S:
+                recent[int(p)] = float(t)
         for _ in range(64):
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
                 s.bind((host, 0))
                 port = s.getsockname()[1]
-            if port not in _GIVEN:
+            if port not in _GIVEN and port not in recent:
                 _GIVEN.append(port)
+                if f is not None:
+                    recent[port] = now
+                    f.seek(0)
+                    f.truncate()
+                    f.write("".join(f"{q} {t}\n" for q, t in recent.items()))
                 return port
     raise OSError("no free port the kernel would give that was not given out already")
 
