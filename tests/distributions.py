@@ -56,12 +56,8 @@ def start_classic(sup: Supervisor, work: Path, configure=None) -> Distribution:
     127.0.0.1 only. ``configure(conf_dir)`` may change it further before the start."""
     home = _unpack(DIST / f"apache-activemq-{CLASSIC}-bin.tar.gz", work)
     ports = {p: brokers.free_port() for p in ("openwire", "stomp", "ws", "amqp", "mqtt", "jetty")}
-    xml = home / "conf" / "activemq.xml"
-    text = xml.read_text()
-    for name, port in (("openwire", 61616), ("amqp", 5672), ("stomp", 61613), ("mqtt", 1883),
-                       ("ws", 61614)):
-        text = text.replace(f"0.0.0.0:{port}", f"127.0.0.1:{ports[name]}")
-    xml.write_text(text)
+    _rebind(home / "conf" / "activemq.xml", ports, openwire="0.0.0.0:61616",
+            amqp="0.0.0.0:5672", stomp="0.0.0.0:61613", mqtt="0.0.0.0:1883", ws="0.0.0.0:61614")
     jetty = home / "conf" / "jetty.xml"
     jetty.write_text(re.sub(r'(name="port" value=")8161(")', rf"\g<1>{ports['jetty']}\2",
                             jetty.read_text()))
@@ -77,6 +73,14 @@ def start_classic(sup: Supervisor, work: Path, configure=None) -> Distribution:
                         env={**os.environ, "ACTIVEMQ_OPTS_MEMORY": "-Xms256M -Xmx1G"})
     _wait_ports(d, ("openwire", "stomp", "ws", "jetty"))
     return d
+
+
+def _rebind(path: Path, ports: dict[str, int], **shipped: str) -> None:
+    """Each listener's address as shipped (``name="host:port"``) -> 127.0.0.1 and its port."""
+    text = path.read_text()
+    for name, address in shipped.items():
+        text = text.replace(address, f"127.0.0.1:{ports[name]}")
+    path.write_text(text)
 
 
 def _wait_ports(d: Distribution, names, timeout: float = 120.0) -> None:
@@ -109,14 +113,10 @@ def start_artemis(sup: Supervisor, work: Path, console_password: str,
         pytest.fail(f"artemis create failed: {made.stderr[-1000:]}")
     ports = {p: brokers.free_port() for p in ("artemis", "amqp", "stomp", "hornetq", "mqtt",
                                                "jetty")}
-    xml = instance / "etc" / "broker.xml"
-    text = xml.read_text()
-    for name, port in (("artemis", 61616), ("amqp", 5672), ("stomp", 61613),
-                       ("hornetq", 5445), ("mqtt", 1883)):
-        text = text.replace(f"127.0.0.1:{port}", f"127.0.0.1:{ports[name]}")
-    xml.write_text(text)
-    boot = instance / "etc" / "bootstrap.xml"
-    boot.write_text(boot.read_text().replace("127.0.0.1:8161", f"127.0.0.1:{ports['jetty']}"))
+    _rebind(instance / "etc" / "broker.xml", ports, artemis="127.0.0.1:61616",
+            amqp="127.0.0.1:5672", stomp="127.0.0.1:61613", hornetq="127.0.0.1:5445",
+            mqtt="127.0.0.1:1883")
+    _rebind(instance / "etc" / "bootstrap.xml", ports, jetty="127.0.0.1:8161")
     if configure is not None:
         configure(instance / "etc")
     # the one acceptor speaks OpenWire and STOMP over WebSocket; STOMP has its own

@@ -148,7 +148,10 @@ def test_a_timed_flood_stops_on_time_and_accounts_exactly(spec_name, tmp_path):
     # preemption earlier on a busy machine): not before 2.5 s, and its last message is the
     # first one sent after the end
     assert actual[-2] < actual[0] + 3 * S and actual[0] + 3 * S - S // 2 <= actual[-1]
-    assert actual[-1] < actual[0] + 4 * S
+    # that last one may wait on the broker (a flood stands still for a second or more on a
+    # busy machine: 1.9 s with a CPU hog beside the suite), but not past the point's drain
+    # time-out: nothing more was sent once the time was up
+    assert actual[-1] < actual[0] + 3 * S + int(spec.drain_timeout * S)
     assert m["latency_ms"] is None and m["time_in_queue_ms"]["samples"] > 0, (
         "nothing sent in the measured period; the producer's longest pause "
         f"{max((y - x for x, y in itertools.pairwise(actual)), default=0) / S:.2f} s")
