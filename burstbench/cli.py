@@ -321,9 +321,9 @@ def summary(doc: dict) -> str:
             tot = w["total"]
             fwd = (f", {w['forwarded_in']:,} forwarded between brokers"
                    if w["forwarded_in"] > 0 and len(w["brokers"]) > 1 else "")
-            by = sorted(set((w.get("sources") or {}).values()))
+            by = ", ".join(sorted(set((w.get("sources") or {}).values())))
             lines.append(
-                f"  brokers' counters{f' ({chr(44).join(by)})' if by else ''}: enqueued "
+                f"  brokers' counters{f' ({by})' if by else ''}: enqueued "
                 f"{tot['enqueued']:,}  dequeued "
                 f"{tot['dequeued']:,}{fwd}, left {tot['size']:,}: "
                 + ("agree with the clients" if w["agrees"] else "DISAGREE (see errors)"))

@@ -63,15 +63,24 @@ def start_classic(sup: Supervisor, work: Path, configure=None) -> Distribution:
                             jetty.read_text()))
     if configure is not None:
         configure(home / "conf")
+    return _launch(sup, home, ports, "/api/jolokia", ("openwire", "stomp", "ws"),
+                   [str(home / "bin" / "activemq"), "console"],
+                   {"ACTIVEMQ_OPTS_MEMORY": "-Xms256M -Xmx1G"})
+
+
+def _launch(sup: Supervisor, home: Path, ports: dict[str, int], jolokia_path: str,
+            listeners: tuple[str, str, str], argv: list[str], env: dict | None = None
+            ) -> Distribution:
+    """Start ``argv`` in ``home`` and wait for its listeners: ``listeners`` names the ports of
+    its OpenWire, STOMP and WebSocket URLs."""
+    openwire, stomp, ws = (ports[n] for n in listeners)
     d = Distribution(home=home, ports=ports,
-                     jolokia=f"http://127.0.0.1:{ports['jetty']}/api/jolokia",
-                     urls={"openwire": f"tcp://127.0.0.1:{ports['openwire']}",
-                           "stomp": f"stomp://127.0.0.1:{ports['stomp']}",
-                           "ws": f"ws://127.0.0.1:{ports['ws']}/"})
-    d.child = sup.start("activemq-dist", [str(home / "bin" / "activemq"), "console"],
-                        role="broker", cwd=home,
-                        env={**os.environ, "ACTIVEMQ_OPTS_MEMORY": "-Xms256M -Xmx1G"})
-    _wait_ports(d, ("openwire", "stomp", "ws", "jetty"))
+                     jolokia=f"http://127.0.0.1:{ports['jetty']}{jolokia_path}",
+                     urls={"openwire": f"tcp://127.0.0.1:{openwire}",
+                           "stomp": f"stomp://127.0.0.1:{stomp}", "ws": f"ws://127.0.0.1:{ws}/"})
+    d.child = sup.start(f"{Path(argv[0]).name}-dist", argv,
+                        role="broker", cwd=home, env={**os.environ, **(env or {})})
+    _wait_ports(d, (*set(listeners), "jetty"))
     return d
 
 
@@ -120,12 +129,5 @@ def start_artemis(sup: Supervisor, work: Path, console_password: str,
     if configure is not None:
         configure(instance / "etc")
     # the one acceptor speaks OpenWire and STOMP over WebSocket; STOMP has its own
-    d = Distribution(home=instance, ports=ports,
-                     jolokia=f"http://127.0.0.1:{ports['jetty']}/console/jolokia",
-                     urls={"openwire": f"tcp://127.0.0.1:{ports['artemis']}",
-                           "stomp": f"stomp://127.0.0.1:{ports['stomp']}",
-                           "ws": f"ws://127.0.0.1:{ports['artemis']}/"})
-    d.child = sup.start("artemis-dist", [str(instance / "bin" / "artemis"), "run"],
-                        role="broker", cwd=instance, env=dict(os.environ))
-    _wait_ports(d, ("artemis", "stomp", "jetty"))
-    return d
+    return _launch(sup, instance, ports, "/console/jolokia", ("artemis", "stomp", "artemis"),
+                   [str(instance / "bin" / "artemis"), "run"])
