@@ -642,6 +642,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clients", metavar="LIST", help="comma-separated client specs (default: "
                    f"every registered client and transport). Known: {clients.help_text()}")
     p.add_argument("--count", type=_int(1), default=10, help="messages per round trip")
+    p.add_argument("--jobs", type=_int(1), metavar="N", help="checks at a time (default: one "
+                   "per core, at most 4)")
     p.set_defaults(func=cmd_doctor)
     return ap
 

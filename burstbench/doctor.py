@@ -9,19 +9,23 @@ is not installed (toolchain, build, or one of its program files missing) is repo
 without a try. A feature that fails is named with the client's own one-line error, which is
 where the missing piece is named (``IO::Socket::SSL``, a certificate, a password).
 
-Every process runs under the harness's Supervisor: stopped after its check, and all of them
-(brokers included) on success, failure or Ctrl-C.
+Checks run ``jobs`` at a time (the brokers start side by side too), each under a Supervisor
+of its own so that no check takes another's events. Every process is stopped after its check,
+and all of them (brokers included) on success, failure or Ctrl-C.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,10 +86,13 @@ def program_missing(c: clients.Client) -> str | None:
 
 
 def _wait(sup: Supervisor, want: Callable[[Child, dict], bool], deadline: float,
-          watch: list[Child]) -> None:
+          watch: list[Child], cancel: threading.Event | None = None) -> None:
     """Take events until ``want`` says yes. A watched child that exits early (non-zero, or
-    before what we wait for) raises with its last error line; so does the deadline."""
+    before what we wait for) raises with its last error line; so does the deadline, and
+    ``cancel`` being set (the doctor is stopping)."""
     while True:
+        if cancel is not None and cancel.is_set():
+            raise DoctorError("interrupted")
         item = sup.wait_event(min(0.5, max(0.0, deadline - time.monotonic())))
         if item is None:
             if time.monotonic() >= deadline:
@@ -104,7 +111,8 @@ def _wait(sup: Supervisor, want: Callable[[Child, dict], bool], deadline: float,
 
 
 def round_trip(sup: Supervisor, r: clients.Resolved, url: str, extra: list[str], count: int,
-               work: Path, tag: str, timeout: float = 60.0) -> None:
+               work: Path, tag: str, timeout: float = 60.0,
+               cancel: threading.Event | None = None) -> None:
     """``count`` messages from r's producer to r's consumer through ``url``; raises
     DoctorError with the client's error line if it does not come through whole."""
     q = f"doctor.{uuid.uuid4().hex[:8]}"
@@ -122,7 +130,7 @@ def round_trip(sup: Supervisor, r: clients.Resolved, url: str, extra: list[str],
                                   "before it was ready")
             return who is cons and ev.get("event") == "ready"
 
-        _wait(sup, ready, deadline, [cons])
+        _wait(sup, ready, deadline, [cons], cancel)
         prod = sup.start(f"{tag}.producer", options.command(
             r, "producer", common + ["--size", "32", "--id", "doc-p"]), role="producer")
         exited: set[str] = set()
@@ -132,7 +140,7 @@ def round_trip(sup: Supervisor, r: clients.Resolved, url: str, extra: list[str],
                 exited.add(who.name)
             return len(exited) == 2
 
-        _wait(sup, both_done, deadline, [cons, prod])
+        _wait(sup, both_done, deadline, [cons, prod], cancel)
     finally:
         for c in (prod, cons):
             if c is not None:
@@ -152,30 +160,23 @@ class _Broker:
     error: str = ""
 
 
-def _start_brokers(sup: Supervisor, work: Path, features, progress) -> dict[str, _Broker]:
+def _start_broker(sup: Supervisor, work: Path, feature: str) -> _Broker:
     from burstbench.infra import tls
 
-    out: dict[str, _Broker] = {}
-    for feature in features:
-        t0 = time.monotonic()
-        spec = brokers.BrokerSpec(name=f"doctor-{feature}", heap="256m", memory_limit="64mb")
-        extra: list[str] = []
-        try:
-            if feature == "tls":
-                material = tls.make(work, ["127.0.0.1"])
-                spec.tls = material
-                extra = ["--ca", str(material.ca_pem)]
-            elif feature == "auth":
-                password = secrets.token_urlsafe(16)
-                spec.users = [{"name": USER, "password": password}]
-                extra = ["--user", USER, "--password", password]
-            b = brokers.start(sup, spec, work)
-            out[feature] = _Broker(feature, b, extra)
-            progress(f"broker {feature}: ready in {time.monotonic() - t0:.1f} s")
-        except (brokers.BrokerError, tls.TlsError, paths.NotBuilt, RuntimeError) as e:
-            out[feature] = _Broker(feature, None, extra, f"{feature} broker did not start: {e}")
-            progress(f"broker {feature}: did not start: {e}")
-    return out
+    spec = brokers.BrokerSpec(name=f"doctor-{feature}", heap="256m", memory_limit="64mb")
+    extra: list[str] = []
+    try:
+        if feature == "tls":
+            material = tls.make(work, ["127.0.0.1"])
+            spec.tls = material
+            extra = ["--ca", str(material.ca_pem)]
+        elif feature == "auth":
+            password = secrets.token_urlsafe(16)
+            spec.users = [{"name": USER, "password": password}]
+            extra = ["--user", USER, "--password", password]
+        return _Broker(feature, brokers.start(sup, spec, work), extra)
+    except (brokers.BrokerError, tls.TlsError, paths.NotBuilt, RuntimeError) as e:
+        return _Broker(feature, None, extra, f"{feature} broker did not start: {e}")
 
 
 def plan(specs: list[str] | None = None) -> list[Check]:
@@ -193,11 +194,43 @@ def plan(specs: list[str] | None = None) -> list[Check]:
     return [Check(c.name, t, f) for c, t in resolved for f in FEATURES]
 
 
+def default_jobs() -> int:
+    """Checks at a time: one per core, at most four (a check is mostly process start-up)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+class _Supervisors:
+    """One Supervisor per broker and per check, so that concurrent waits never take each
+    other's events; ``stop_all`` stops every one of them, and none is handed out after."""
+
+    def __init__(self, log_dir: Path):
+        self.log_dir = log_dir
+        self.all: list[Supervisor] = []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+
+    def new(self) -> Supervisor:
+        with self.lock:
+            if self.stopping.is_set():
+                raise DoctorError("interrupted")
+            sup = Supervisor(self.log_dir)
+            self.all.append(sup)
+            return sup
+
+    def stop_all(self) -> None:
+        self.stopping.set()
+        with self.lock:
+            sups = list(self.all)
+        for sup in reversed(sups):  # checks first, the brokers last
+            sup.stop_all(grace=5)
+
+
 def run_checks(checks: list[Check], count: int = 10,
                progress: Callable[[str], None] = lambda s: None,
-               work: Path | None = None) -> list[Check]:
-    """Fill in every check's verdict; brokers start only if some client is installed. The
-    work directory (a temporary one unless given) is removed unless a check failed."""
+               work: Path | None = None, jobs: int | None = None) -> list[Check]:
+    """Fill in every check's verdict, ``jobs`` checks at a time; brokers start only if some
+    client is installed. The work directory (a temporary one unless given) is removed unless
+    a check failed."""
     missing: dict[str, str | None] = {}
     for ch in checks:
         if ch.client not in missing:
@@ -206,36 +239,64 @@ def run_checks(checks: list[Check], count: int = 10,
             ch.verdict, ch.detail = "missing", missing[ch.client]
     own_work = work is None
     work = Path(work or tempfile.mkdtemp(prefix="bench-doctor-"))
-    sup = Supervisor(work / "logs")
-    failed = False
+    sups = _Supervisors(work / "logs")
+    jobs = jobs or default_jobs()
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="doctor")
+    say = threading.Lock()
+    done = [0]
+
+    def report(where: str, msg: str) -> None:
+        with say:
+            done[0] += 1
+            progress(f"[{done[0]:>2}/{len(checks)}] {where}: {msg}")
+
+    def start(feature: str) -> _Broker:
+        t0 = time.monotonic()
+        b = _start_broker(sups.new(), work, feature)
+        with say:
+            progress(f"broker {feature}: ready in {time.monotonic() - t0:.1f} s" if b.broker
+                     else f"broker {feature}: did not start: {b.error}")
+        return b
+
+    def check(ch: Check, b: _Broker) -> None:
+        t0 = time.monotonic()
+        if b.broker is None:
+            ch.verdict, ch.detail = "FAIL", b.error
+        else:
+            r = clients.resolve(f"{ch.client}:{ch.transport}")
+            tag = f"{ch.client}.{ch.transport}.{ch.feature}"
+            sup = sups.new()
+            try:
+                round_trip(sup, r, b.broker.url_for(r.protocol), b.extra, count, work, tag,
+                           cancel=sups.stopping)
+                ch.verdict = "ok"
+            except (DoctorError, RuntimeError) as e:
+                ch.verdict, ch.detail = "FAIL", str(e)
+            finally:
+                sup.stop_all(grace=5)
+        ch.seconds = time.monotonic() - t0
+        report(ch.label, f"ok ({count} msgs, {ch.seconds:.1f} s)" if ch.verdict == "ok"
+               else f"FAIL: {ch.detail}")
+
     try:
         wanted = sorted({ch.feature for ch in checks if ch.verdict != "missing"},
                         key=FEATURES.index)
-        brk = _start_brokers(sup, work, wanted, progress)
-        for i, ch in enumerate(checks, 1):
-            where = f"[{i:>2}/{len(checks)}] {ch.label}"
+        brk = dict(zip(wanted, pool.map(start, wanted), strict=True))
+        futures = []
+        for ch in checks:
             if ch.verdict == "missing":
-                progress(f"{where}: not installed")
-                continue
-            b = brk[ch.feature]
-            t0 = time.monotonic()
-            if b.broker is None:
-                ch.verdict, ch.detail = "FAIL", b.error
+                report(ch.label, "not installed")
             else:
-                r = clients.resolve(f"{ch.client}:{ch.transport}")
-                tag = f"{ch.client}.{ch.transport}.{ch.feature}"
-                try:
-                    round_trip(sup, r, b.broker.url_for(r.protocol), b.extra, count, work, tag)
-                    ch.verdict = "ok"
-                except (DoctorError, RuntimeError) as e:
-                    ch.verdict, ch.detail = "FAIL", str(e)
-            ch.seconds = time.monotonic() - t0
-            failed |= ch.verdict != "ok"
-            progress(f"{where}: ok ({count} msgs, {ch.seconds:.1f} s)" if ch.verdict == "ok"
-                     else f"{where}: FAIL: {ch.detail}")
+                futures.append(pool.submit(check, ch, brk[ch.feature]))
+        for f in as_completed(futures):
+            f.result()
     finally:
-        # interrupted or done: the logs stay only when a check failed, for its details
-        sup.stop_all(grace=5)
+        # interrupted or done: every check's processes and the brokers stop; a check still
+        # under way sees the stop and ends; the logs stay only when a check failed
+        sups.stop_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        sups.stop_all()  # anything a check started while the first stop went on
+        failed = any(ch.verdict not in ("ok", "missing") for ch in checks)
         if own_work and not failed:
             shutil.rmtree(work, ignore_errors=True)
         elif failed:
@@ -273,9 +334,11 @@ def main(args) -> int:
     def progress(msg: str) -> None:
         print(f"  {msg}", file=sys.stderr, flush=True)
 
+    jobs = args.jobs or default_jobs()
     progress(f"{len(checks)} checks: {len({(c.client, c.transport) for c in checks})} "
-             f"client transports x {', '.join(FEATURES)}, {args.count} messages each")
-    run_checks(checks, count=args.count, progress=progress)
+             f"client transports x {', '.join(FEATURES)}, {args.count} messages each, "
+             f"{jobs} at a time")
+    run_checks(checks, count=args.count, progress=progress, jobs=jobs)
     print(table(checks))
     bad = [ch for ch in checks if ch.verdict != "ok"]
     print(f"\nbench doctor: {len(checks) - len(bad)} of {len(checks)} features work"

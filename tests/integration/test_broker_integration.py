@@ -10,7 +10,7 @@ import time
 
 import psutil
 import pytest
-from conftest import ROOT, client_or_skip, events, need_broker_built, run_client
+from conftest import ROOT, client_or_skip, events, need_broker_built, outside, run_client
 
 from burstbench.infra import brokers
 from burstbench.measure import results
@@ -52,9 +52,9 @@ def test_rendered_xml_is_accepted_by_the_launcher_check(tmp_path):
     assert json.loads(r.stdout.strip().splitlines()[-1]) == {"event": "checked", "broker": "chk"}
 
 
-def test_one_message_round_trip(broker, queue_name, tmp_path):
+def test_one_message_round_trip(shared_broker, queue_name, tmp_path):
     py = client_or_skip("stomp-py")
-    common = ["--url", broker.stomp_url, "--destinations", queue_name, "--count", "1"]
+    common = ["--url", shared_broker.stomp_url, "--destinations", queue_name, "--count", "1"]
     prod = run_client(py, "producer", common + ["--size", "100", "--id", "rt"])
     assert prod.returncode == 0, prod.stderr
     cons = run_client(py, "consumer", common + ["--records", str(tmp_path / "c.tsv")])
@@ -65,10 +65,9 @@ def test_one_message_round_trip(broker, queue_name, tmp_path):
     assert line[0:3] == ["rt", "0", "0"] and line[5:9] == ["100", "1", "0", queue_name]
 
 
-def test_burst_to_three_competing_consumers_is_disjoint_and_complete(tmp_path):
-    need_broker_built()
+def test_burst_to_three_competing_consumers_is_disjoint_and_complete(shared_broker, tmp_path):
     client_or_skip("stomp-py")
-    spec = PointSpec(consumers=3, count=10000, bursts=1)
+    spec = PointSpec(consumers=3, count=10000, bursts=1, broker_urls=outside(shared_broker))
     out = Runner(spec, tmp_path / "point").run()
     sent = {(p, s) for p, s, _b, _t in out.producer_records}
     assert len(sent) == 10000

@@ -2,7 +2,8 @@
 windows.
 
 Unit tests of the window arithmetic on made-up records, then one short real run per
-language (paced and a timed flood) that must account exactly and whose windows add up."""
+language (paced and a timed flood, on the module's one broker) that must account exactly and
+whose windows add up."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import itertools
 import math
 
 import pytest
-from conftest import client_or_skip
+from conftest import client_or_skip, outside
 
 from burstbench import clients
 from burstbench.measure import measure, sustained
@@ -100,11 +101,12 @@ def _check_windows(out, m, spec):
 
 @pytest.mark.integration
 @pytest.mark.parametrize("spec_name", clients.LANGUAGE_CLIENTS)
-def test_a_paced_sustained_run_accounts_exactly(spec_name, tmp_path):
+def test_a_paced_sustained_run_accounts_exactly(spec_name, shared_broker, tmp_path):
     """1 s warm-up + 3 s at 1,500 msg/s: exactly ceil(4 x 1,500) messages on the open-loop
     schedule, every one received once, latency over the 4,500 of the measured period."""
     r = client_or_skip(spec_name)
-    spec = PointSpec(producer=[r.label], consumer=[r.label], rate=1500.0, duration=3, warmup=1)
+    spec = PointSpec(producer=[r.label], consumer=[r.label], rate=1500.0, duration=3, warmup=1,
+                     broker_urls=outside(shared_broker))
     out = Runner(spec, tmp_path / "point").run()
     m = metrics(out)
     a = m["accounting"]
@@ -125,7 +127,7 @@ def test_a_paced_sustained_run_accounts_exactly(spec_name, tmp_path):
 
 @pytest.mark.integration
 @pytest.mark.parametrize("spec_name", clients.LANGUAGE_CLIENTS)
-def test_a_timed_flood_stops_on_time_and_accounts_exactly(spec_name, tmp_path):
+def test_a_timed_flood_stops_on_time_and_accounts_exactly(spec_name, shared_broker, tmp_path):
     """--rate max for 1 s + 2 s: the producer floods until the time is up (its last message
     is the first one sent after it), and every message is accounted for.
 
@@ -137,7 +139,8 @@ def test_a_timed_flood_stops_on_time_and_accounts_exactly(spec_name, tmp_path):
     Not the broker's producer flow control nor its garbage collector; what holds it is not
     settled (docs/findings.md, "A flood stands still for about a second")."""
     r = client_or_skip(spec_name)
-    spec = PointSpec(producer=[r.label], consumer=[r.label], rate=0.0, duration=2, warmup=1)
+    spec = PointSpec(producer=[r.label], consumer=[r.label], rate=0.0, duration=2, warmup=1,
+                     broker_urls=outside(shared_broker))
     out = Runner(spec, tmp_path / "point").run()
     m = metrics(out)
     a = m["accounting"]

@@ -104,6 +104,7 @@ def _play_locally(tmp_path, workdir: Path, proxy: str | None, run: int):
     return r
 
 
+@pytest.mark.full  # provisioning: ./bench test --full
 @pytest.mark.integration
 def test_the_playbook_gives_maven_the_proxy_and_maven_reads_it(tmp_path):
     if not shutil.which("mvn"):

@@ -175,7 +175,9 @@ LANGS = ["perl", "python", "node", "java"]
 @pytest.mark.integration
 @pytest.mark.root
 @need_root
-@pytest.mark.parametrize("topo", ["single", "forward"])
+# the forward topology over SSH runs in the full tier (./bench test --full): brokers
+# forwarding to each other are the default suite's in tests/integration/test_topology.py
+@pytest.mark.parametrize("topo", ["single", pytest.param("forward", marks=pytest.mark.full)])
 def test_four_languages_on_hosts_of_their_own_over_ssh(tmp_path, need_ssh_hosts, topo):
     spec = PointSpec(producer=LANGS, consumer=LANGS, producers=4, consumers=4, count=1000,
                      bursts=2, topology=topo, hosts="netns-ssh")
@@ -333,6 +335,7 @@ def ssh_netns_inventory(net: sshhosts.SshNetns, host: str, workdir: Path):
                                {k: v for k, v in launcher.options.items()})
 
 
+@pytest.mark.full  # provisioning: ./bench test --full
 @pytest.mark.integration
 @pytest.mark.root
 @need_root
