@@ -35,7 +35,7 @@ def _java_cp(module: Path) -> str:
 # otherwise the parallel collector's adaptive sizing grows eden while messages flow, and each
 # fresh 4 KiB page costs a fault of 3-6 us on the bench's VM. How far it grows depended on the
 # run, so the JMS consumer and its loop took 0.02-0.36 faults a message in the same rounds
-# (docs/perf.md, "Kept bodies are page faults"); with these options both take none.
+# (28955a4:docs/perf.md, "Kept bodies are page faults"); with these options both take none.
 JAVA_OPTS = ("-Xms256m", "-Xmx1g", "-Xmn128m", "-XX:+AlwaysPreTouch", "-XX:+UseParallelGC",
              "-Djava.net.preferIPv4Stack=true")
 # The bridge's programs (its contract clients and its loops alike) start with 384 MB of old
@@ -43,7 +43,7 @@ JAVA_OPTS = ("-Xms256m", "-Xmx1g", "-Xmn128m", "-XX:+AlwaysPreTouch", "-XX:+UseP
 # at once (an 800,000-message burst is ~55 MB held until sent), and with 128 MB the parallel
 # collector's ergonomics ran a full collection of 1.3-1.5 s early in every one-CPU round of
 # the client's producer (0.5-0.7 s of CPU) and one of ~0.2 s in its consumer (which keeps
-# records), none in the loops (smaller mailboxes, no records) (docs/perf.md, "The Akka
+# records), none in the loops (smaller mailboxes, no records) (28955a4:docs/perf.md, "The Akka
 # bridge's full collections"); 512 MB pre-touched is ~560 MB of RSS a JVM.
 BRIDGE_JAVA_OPTS = ("-Xms512m", *JAVA_OPTS[1:])
 

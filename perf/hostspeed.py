@@ -6,7 +6,7 @@ over on each CPU named, pinned there, and prints the median time per second of w
 column per CPU. On a quiet dedicated machine the columns are flat; on a shared host they show
 the host's own load: on the bench's VM they flip between about 740 and 1,300 µs within seconds,
 each virtual CPU on its own, which is why `./bench perf clients` pairs every client sample
-with a loop sample taken beside it and still needs many rounds (docs/perf.md).
+with a loop sample taken beside it and still needs many rounds (28955a4:docs/perf.md).
 
 usage: perf/hostspeed.py [SECONDS] [CPU,CPU...]   (default: 20 s, every CPU)
 """

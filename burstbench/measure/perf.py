@@ -617,7 +617,7 @@ def common_window(rcv: dict, arrivals: list[int], count: int,
     its own messages, the later one was alone for 9-114% of its window in 7 JMS rounds
     (always the client), and loop / client fell from 0.90-0.97 at 9-20% alone to 0.82-0.85.
     Likely, alone it outruns the broker on the other CPU and waits for each next batch, each
-    wait a wake-up (not proven; docs/perf.md)."""
+    wait a wake-up (not proven; 28955a4:docs/perf.md)."""
     w = _common_span([(int(rcv["mark_ns"]), int(rcv["last_ns"])), (arrivals[skip], arrivals[-1])],
                      [lambda t: loop_arrived(rcv, t), lambda t: bisect.bisect_right(arrivals, t)],
                      count, skip)
@@ -636,7 +636,7 @@ def send_common_window(r: clients.Resolved, sent: dict, calls: list[int], count:
     Timed over its own messages, each producer's window also holds a part the other did not
     share: the client's producer started its timed messages 0.07-1.09 s after the loop's and
     ended 0.18-0.85 s later in 9 Akka rounds at 6 B (windows of 1.8-4.2 s), and the host's speed
-    moves within seconds (docs/perf.md)."""
+    moves within seconds (28955a4:docs/perf.md)."""
     if not send_timed_from_mark(r) or "at_ns" not in sent:
         return None
     return common_window(sent, calls, count, skip)
@@ -716,11 +716,11 @@ def one_cpu_once(sup, broker, r: clients.Resolved, count: int, size: int, tag: s
     """The loop's producer and the client's at the same time, both pinned to ``cpus``, each
     into its own queue; then their consumers, the same way, each draining its own backlog.
     On one CPU the two share the machine's state (the host's speed flips within seconds here,
-    docs/perf.md) as closely as two processes can, so their CPU per message compares what
+    28955a4:docs/perf.md) as closely as two processes can, so their CPU per message compares what
     their code costs. A consumer's is taken in the common window (common_window), when both
     were running. The broker holds both queues until both consumers have subscribed (Hold):
     each process boots in turn on the one CPU, and the JMS consumer started first drained
-    alone for the 1.0-1.5 s the other JVM took to subscribe (docs/perf.md). Returns (loop,
+    alone for the 1.0-1.5 s the other JVM took to subscribe (28955a4:docs/perf.md). Returns (loop,
     client)."""
     send_argv, recv_argv = r.client.loops
     url = broker.url_for(r.protocol)
@@ -1061,7 +1061,7 @@ def one_cpu_count(r: clients.Resolved, size: int, count: int, skip: int,
     warm-up, so the timed messages stay ``count - skip``: two JVMs and their compiler threads
     share one CPU there, and a JVM that compiled through the first half of its 400,000
     messages on two CPUs still compiled in its timed half on one (its JIT threads took
-    0.6-0.8 s of the 2.2 s CPU of a timed window in 3 rounds of 5; docs/perf.md)."""
+    0.6-0.8 s of the 2.2 s CPU of a timed window in 3 rounds of 5; 28955a4:docs/perf.md)."""
     if not r.client.jvm or not counts_jvm_one_cpu:
         return count, skip
     total = max(count, counts_jvm_one_cpu.get(size, count))
@@ -1073,7 +1073,7 @@ def one_cpu_counts(one: int, counts_jvm: dict[int, int], warmup: float) -> dict[
     size (``one`` less its timed messages at 6 B), then that size's timed messages. Halving
     the whole at 1 KiB, as the two-CPU counts are, left 300,000 of warm-up where 6 B has
     600,000: the Akka bridge's compiler then took 6-39% of one side's CPU in 17 of 20 windows
-    at 1 KiB (R57), near 1% at 6 B (docs/perf.md)."""
+    at 1 KiB (R57), near 1% at 6 B (28955a4:docs/perf.md)."""
     def timed(count: int) -> int:
         return count - skip_of(count, warmup)
     rest = max(0, one - timed(counts_jvm.get(6, one)))

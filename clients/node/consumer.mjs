@@ -60,7 +60,7 @@ function grow(want = 0) {
 }
 // When the count is known, the records take their size now and touch it (fill), as the Java
 // consumer's arrays do: grown by doubling while messages flow, they cost 0.05 page faults a
-// message more than the loop, 3-6 us each on the bench's VM (docs/perf.md, "Kept bodies are
+// message more than the loop, 3-6 us each on the bench's VM (28955a4:docs/perf.md, "Kept bodies are
 // page faults").
 if (target > 0) {
   grow(Math.min(target, 1 << 20));

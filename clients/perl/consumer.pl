@@ -83,7 +83,7 @@ sub commit_tx {
 # appends to two strings: a line of the needed header values with a timestamp and the body's
 # length ($heads), and what it keeps of the body ($bodies). Keeping each frame's headers hash
 # instead (about 2 KB a message) cost 5-8% of the receive rate in page faults and allocation
-# (docs/perf.md, "Net::Stomp's receive gap"). What it keeps of a body:
+# (28955a4:docs/perf.md, "Net::Stomp's receive gap"). What it keeps of a body:
 # - up to 256 bytes: the body;
 # - a body of --size bytes whose bytes after the 6-digit counter are the contract's filler,
 #   compared on arrival (a copy and a memcmp): its first 6 bytes (a length past 256 says which);
@@ -91,7 +91,7 @@ sub commit_tx {
 # Fresh memory is page faults, 3-6 µs each on the bench's VM, so both strings are sized and
 # touched before the consumer says it is ready, for --count x --bursts messages (past that they
 # grow as they must). Keeping 1 KiB bodies instead cost 0.28 page faults a message, and their
-# CRC-32 on arrival 0.6 µs (docs/perf.md, "Kept bodies are page faults", "One CPU"). The
+# CRC-32 on arrival 0.6 µs (28955a4:docs/perf.md, "Kept bodies are page faults", "One CPU"). The
 # records, with every body's CRC-32, are made at stop.
 my ($heads, $bodies) = ('', '');
 my $SIZE = $o->{size};
@@ -202,7 +202,7 @@ sub housekeeping {
 # for every message. The next frame is read at the loop's end, so that handling a given one
 # costs a frame one test (`return if $given`): tested also at the loop's head and where it
 # read, it cost about 50 ns more a message (perf/micro/listener-cost.pl runs this sub whole;
-# docs/perf.md, "The Perl consumer's loop").
+# 28955a4:docs/perf.md, "The Perl consumer's loop").
 sub receive_loop {
     my ($f) = @_;
     my $given = $f;
@@ -233,7 +233,7 @@ sub receive_loop {
                 }
                 # Each line is one string literal: split in two and joined with '.', it
                 # compiles to three concatenations and two temporaries (B::Concise), 32-42 ns
-                # more a message (an A/B of both forms in one process, docs/perf.md).
+                # more a message (an A/B of both forms in one process, 28955a4:docs/perf.md).
                 if ($one_queue) {    # every message is the one subscription's: named at stop
                     $heads .= "$now\t$h->{bb_producer}\t$h->{bb_seq}\t$h->{bb_burst}\t$h->{bb_sent_ns}\t$h->{redelivered}\t$h->{bb_nonce}\t$h->{bb_crc32}\t$n\n";
                 } else {

@@ -33,7 +33,7 @@ my $sent_total = 0;
 # The records, written at stop: a line "=BURST" when a burst starts (or starts again), then
 # "SEQ\tACTUAL_NS" a message, with "\tSENT_NS" when --rate schedules it (the contract's lines,
 # which add --id, the burst and the schedule, are made at stop: four numbers a message made
-# into text cost 60 ns more, docs/perf.md)
+# into text cost 60 ns more, 28955a4:docs/perf.md)
 my $rec = '';
 presize(\$rec, $count * $o->{bursts} * 32, 64 << 20) unless $duration_ns;    # lines of ~27 B
 my $next_tick = Common::now_ns() + 1000000000;

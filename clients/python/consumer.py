@@ -31,7 +31,7 @@ from common import (
 # --bursts bodies of --size bytes, at most STORE_MAX), and past the store's end summarised on
 # arrival (its length, CRC-32 and first bytes). A kept 1 KiB body object is fresh memory, 0.25
 # page faults a message at 3-6 µs each on the bench's VM; its CRC-32 and summary cost 0.8 µs,
-# the copy about 0.3 (docs/perf.md, "Kept bodies are page faults", "One CPU").
+# the copy about 0.3 (28955a4:docs/perf.md, "Kept bodies are page faults", "One CPU").
 KEEP_BODY = 256
 STORE_MAX = 64 << 20  # 65,536 bodies of 1 KiB: memory a sweep of many consumers can afford
 
@@ -75,8 +75,8 @@ class Collector(Listener):
         # joined in one string, and its body: a small one itself, a larger one's length (its
         # bytes in the store, one after the other) or its facts. One string keeps about 150
         # bytes a message where a tuple of the values kept about 600: fresh memory, page faults
-        # at 3-6 µs each on the bench's VM (docs/perf.md, "One CPU"). Not the headers dict: a
-        # kept dict is walked by every full collection of the cyclic GC.
+        # at 3-6 µs each on the bench's VM (28955a4:docs/perf.md, "One CPU"). Not the headers
+        # dict: a kept dict is walked by every full collection of the cyclic GC.
         self.times = array("q")
         self.heads: list[str] = []
         self.bodies: list = []

@@ -13,7 +13,7 @@
 # 6.89-7.24 us): `keep` (strings, every body kept) 7.94, `inline` (strings without the sub
 # call) 7.96, `tail` (the CRC in the line) 8.08, `nopack` (raw without the branch) 7.67-7.74,
 # `strings` 8.23-8.30.
-# A replay reuses its memory: page faults are not in these figures (docs/perf.md).
+# A replay reuses its memory: page faults are not in these figures (28955a4:docs/perf.md).
 # CPU per message from the process's CPU clock, alternating, median of 8.
 # Run: perl perf/replay/perl.pl loop published raw strings
 use strict; use warnings; use Time::HiRes qw(gettimeofday clock_gettime CLOCK_PROCESS_CPUTIME_ID);

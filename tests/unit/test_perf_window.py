@@ -173,7 +173,8 @@ def _jvm_options(argv) -> list[str]:
                                   if c.loops and c.toolchain == "java"])
 def test_a_java_loop_runs_in_the_jvm_options_of_its_client(spec):
     """Heap and collector shape a JVM's CPU a message (the bridge's full collections came from
-    its heap's start size, docs/perf.md): a loop and its client run with the same options."""
+    its heap's start size, 28955a4:docs/perf.md): a loop and its client run with the same
+    options."""
     c = clients.get(spec)
     send, recv = c.loops
     opts = _jvm_options(c.producer)

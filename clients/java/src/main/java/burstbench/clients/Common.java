@@ -319,7 +319,7 @@ public final class Common {
     /**
      * Wall clock, ns since the epoch: the monotonic clock plus its distance from the wall clock.
      * System.nanoTime is a compiler intrinsic; Clock.instant() is a call into the VM and an
-     * Instant, 33-46 ns a message here (docs/perf.md), the clock the other languages read.
+     * Instant, 33-46 ns a message here (28955a4:docs/perf.md), the clock the other languages read.
      * Linux slews both clocks alike, so their distance moves only when the wall clock is set
      * (a step): {@link #reanchor()}, called by the ticker every second, follows it.
      */

@@ -134,7 +134,7 @@ public class Consumer {
      * What the consumer takes from a body: its length, first bytes and CRC-32, every byte read
      * on arrival. (Comparing a contract body with its filler instead and computing its CRC-32 at
      * stop cost 0.07 µs a message more at 1 KiB on the bench's Xeon, live on one CPU beside the
-     * loop, where the JIT's CRC-32 uses AVX-512: docs/perf.md, "CRC-32 on arrival".)
+     * loop, where the JIT's CRC-32 uses AVX-512: 28955a4:docs/perf.md, "CRC-32 on arrival".)
      */
     public static final class BodyInfo {
         /** The body's first min(6, bytes) bytes. */
@@ -182,7 +182,7 @@ public class Consumer {
         // generation. Left in eden, they survived the drain's first collections, and the parallel
         // collector's adaptive sizing answered with survivors of up to 28 MB and an eden of
         // 72-97 MB where the loop kept 96-121: 21-23 collections in a one-CPU drain the loop took
-        // 16 for; now 19 (docs/perf.md, "The JMS consumer's eden"). It did not move the bench's
+        // 16 for; now 19 (28955a4:docs/perf.md, "The JMS consumer's eden"). It did not move the bench's
         // receive rows.
         if (cap > 0) System.gc();
     }
