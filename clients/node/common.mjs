@@ -122,7 +122,7 @@ const OPTIONS = [
   ['records', 'string', 'pc', 'PATH', 'write raw records (TSV) there at stop'],
   ['gate', 'boolean', 'pc', '', 'read go/stop lines from stdin'],
   ['user', 'string', 'pc', 'U', 'broker user'],
-  ['password', 'string', 'pc', 'P', 'broker password'],
+  ['password', 'string', 'pc', 'P', 'broker password (or the environment\'s BB_PASSWORD)'],
   ['ca', 'string', 'pc', 'FILE', "PEM CA that signed the broker's certificate (wss://, stomp+ssl://)"],
   ['connect-timeout', 'string', 'pc', 'S', 'give up connecting after S seconds, exit 3 (default 10)'],
   ['failover', 'string', 'pc', 'LIST', "more addresses in --url's scheme: stompjs reconnects by itself"],
@@ -176,7 +176,9 @@ export function parseArgs(role, argv) {
     count: int('count', raw.count, producer ? 1 : 0, 1000), size: int('size', raw.size, 1, 6),
     bursts: int('bursts', raw.bursts, 1, 1), txBatch: int('tx-batch', raw['tx-batch'], 0, 0),
     id: raw.id ?? (producer ? 'p1' : 'c1'), records: raw.records, gate: !!raw.gate,
-    user: raw.user, password: raw.password,
+    // the password from the environment keeps it off the process list
+    user: raw.user,
+    password: raw.password ?? (raw.user !== undefined ? process.env.BB_PASSWORD : undefined),
     connectTimeout: num('connect-timeout', raw['connect-timeout'], 10),
   };
   if (!ID_RE.test(o.id)) fail(2, `--id must match [A-Za-z0-9_.-]{1,64}, got ${JSON.stringify(o.id)}`);

@@ -62,7 +62,7 @@ my @OPTIONS = (
     ['records=s',         'pc', 'PATH',   'write raw records (TSV) at stop'],
     ['gate',              'pc', '',       'take go/stop commands from stdin'],
     ['user=s',            'pc', 'U',      'broker user'],
-    ['password=s',        'pc', 'P',      'broker password'],
+    ['password=s',        'pc', 'P',      'broker password (or the environment\'s BB_PASSWORD)'],
     ['ca=s',              'pc', 'FILE',   "PEM CA that signed the broker's TLS certificate (stomp+ssl://)"],
     ['connect-timeout=f', 'pc', 'S',      'seconds [10]'],
     ['failover=s',        'pc', 'LIST',   "more stomp://HOST:PORT addresses: Net::Stomp's own failover (hosts)"],
@@ -113,7 +113,9 @@ sub parse_args {
         fail(2, "--$_ must be an integer >= $min{$_}: $o{$_}") if $o{$_} < $min{$_};
     }
     fail(2, "--id must match [A-Za-z0-9_.-]{1,64}: '$o{id}'") unless $o{id} =~ /^[A-Za-z0-9_.-]{1,64}\z/;
-    fail(2, "--user and --password must be given together")
+    # the password from the environment keeps it off the process list
+    $o{password} //= $ENV{BB_PASSWORD} if defined $o{user};
+    fail(2, "--user and --password (or BB_PASSWORD) must be given together")
       if defined $o{user} != defined $o{password};
     $o{dests} = [ split /,/, $o{destinations}, -1 ];
     parse_url(\%o);

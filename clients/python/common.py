@@ -102,7 +102,7 @@ def parser(role: str) -> ArgumentParser:
     add("--records", help="write the raw records (TSV) there at stop")
     add("--gate", action="store_true", help="take go/stop commands from stdin")
     add("--user", help="broker user")
-    add("--password", help="broker password")
+    add("--password", help="broker password (or the environment's BB_PASSWORD)")
     add("--ca", help="PEM CA file to verify the broker's TLS certificate")
     add("--connect-timeout", type=float, default=10.0, help="seconds to connect")
     add("--failover", help="more stomp://HOST:PORT addresses: stomp.py's host list")
@@ -113,6 +113,8 @@ def parser(role: str) -> ArgumentParser:
 def parse(role: str, argv=None) -> argparse.Namespace:
     p = parser(role)
     args = p.parse_args(argv)
+    if args.user is not None and args.password is None:  # off the process list
+        args.password = os.environ.get("BB_PASSWORD")
     if not _ID.match(args.id):
         p.error(f"--id must match [A-Za-z0-9_.-]{{1,64}}: {args.id!r}")
     if role == "consumer" and args.ack == "dups-ok":

@@ -52,7 +52,7 @@ public final class ContractArgs {
     {"records", "pc", "s", "PATH", "write raw records (TSV) here when stopping"},
     {"gate", "pc", "", "", "take go/stop commands from stdin"},
     {"user", "pc", "s", "U", "broker user"},
-    {"password", "pc", "s", "P", "broker password"},
+    {"password", "pc", "s", "P", "broker password (or the environment's BB_PASSWORD)"},
     {"ca", "pc", "s", "FILE", "PEM CA that signed the broker's TLS certificate"},
     {"connect-timeout", "pc", "d", "S", "seconds to connect (default 10)"},
   };
@@ -182,6 +182,9 @@ public final class ContractArgs {
     a.gate = r.hasMatchedOption("--gate");
     a.user = r.matchedOptionValue("--user", null);
     a.password = r.matchedOptionValue("--password", null);
+    if (a.password == null && a.user != null) {
+      a.password = System.getenv("BB_PASSWORD"); // off the process list
+    }
     a.ca = r.matchedOptionValue("--ca", null);
     a.connectTimeout = r.matchedOptionValue("--connect-timeout", 10.0);
     if (producer) {

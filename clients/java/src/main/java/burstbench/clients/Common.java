@@ -124,7 +124,7 @@ public final class Common {
         {"records", "pc", "s", "PATH", "write the raw records (TSV) there when stopping"},
         {"gate", "pc", "", "", "read 'go' / 'stop' from stdin"},
         {"user", "pc", "s", "U", "broker user"},
-        {"password", "pc", "s", "P", "broker password"},
+        {"password", "pc", "s", "P", "broker password (or the environment's BB_PASSWORD)"},
         {"ca", "pc", "s", "FILE", "PEM CA that signed the broker's TLS certificate (ssl:// URLs)"},
         {"connect-timeout", "pc", "d", "S", "give up connecting after S seconds, exit 3 (default 10)"},
         {"failover", "pc", "s", "LIST", "more addresses in --url's scheme: failover:(URL,LIST)?randomize=false&..."},
@@ -187,6 +187,7 @@ public final class Common {
         o.gate = pr.hasMatchedOption("--gate");
         o.user = pr.matchedOptionValue("--user", null);
         o.password = pr.matchedOptionValue("--password", null);
+        if (o.password == null && o.user != null) o.password = System.getenv("BB_PASSWORD"); // off the process list
         if (o.password != null && o.user == null) usage("--password needs --user");
         o.ca = pr.matchedOptionValue("--ca", null);
         if (o.ca != null && !java.nio.file.Files.isReadable(java.nio.file.Path.of(o.ca))) usage("--ca: cannot read " + o.ca);
