@@ -168,6 +168,11 @@ def add_login_options(p) -> None:
     p.add_argument("--ca", default="", metavar="FILE",
                    help="the PEM CA bundle the --broker-url broker's TLS certificates are "
                    "checked against (default: the system's trust store)")
+    p.add_argument("--cert", default="", metavar="FILE",
+                   help="the clients' PEM certificate, for a --broker-url broker that asks for "
+                   "one (mutual TLS; with --key)")
+    p.add_argument("--key", default="", metavar="FILE",
+                   help="the --cert's PEM private key, unencrypted (PKCS#8)")
 
 
 def add_admin_options(p) -> None:
@@ -236,6 +241,8 @@ def spec_from(args) -> PointSpec:
         user=args.user,
         password_file=args.password_file,
         ca=args.ca,
+        cert=args.cert,
+        key=args.key,
         tls=args.tls,
         auth=args.auth,
         producer_flow_control=not args.no_flow_control,

@@ -382,7 +382,8 @@ def main(args) -> int:
         overrides["broker_urls"] = args.broker_url
         overrides.update(broker_admin=args.broker_admin, admin_user=args.admin_user,
                          admin_password_file=args.admin_password_file, user=args.user,
-                         password_file=args.password_file, ca=args.ca)
+                         password_file=args.password_file, ca=args.ca, cert=args.cert,
+                         key=args.key)
         import types
 
         from burstbench.infra import outside

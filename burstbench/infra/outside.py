@@ -55,6 +55,7 @@ class External:
     witness: str = "none"  # which of WITNESSES reads its counters
     child: None = None
     ca: str | None = None  # the CA bundle its TLS certificates are checked against
+    cert: tuple[str, str] | None = None  # the clients' certificate and key (mutual TLS)
 
     def url_for(self, protocol: str) -> str:
         from burstbench.infra.brokers import BrokerError
@@ -135,11 +136,15 @@ def check_login(spec) -> None:
     from pathlib import Path
 
     if not spec.broker_urls:
-        if spec.user or spec.password_file or spec.ca:
-            raise ValueError("--user, --password-file and --ca are for a broker given with "
-                             "--broker-url (the bench's own brokers: --auth and --tls)")
+        if spec.user or spec.password_file or spec.ca or spec.cert or spec.key:
+            raise ValueError("--user, --password-file, --ca, --cert and --key are for a broker "
+                             "given with --broker-url (the bench's own brokers: --auth and "
+                             "--tls)")
         return
-    for opt, f in (("--password-file", spec.password_file), ("--ca", spec.ca)):
+    if bool(spec.cert) != bool(spec.key):
+        raise ValueError("--cert and --key must be given together")
+    for opt, f in (("--password-file", spec.password_file), ("--ca", spec.ca),
+                   ("--cert", spec.cert), ("--key", spec.key)):
         if f and not Path(f).is_file():
             raise ValueError(f"{opt}: no such file: {f}")
     urls = [u for text in spec.broker_urls for u in parse_external("x", text).urls.values()]
@@ -155,21 +160,24 @@ def check_login(spec) -> None:
     if spec.user and login_password(spec) is None:
         raise ValueError(f"--user {spec.user}: no password (give --password-file FILE or set "
                          "BURSTBENCH_PASSWORD)")
-    if spec.ca and not any(is_tls(u) for u in urls):
-        raise ValueError("--ca: none of the --broker-url URLs is a TLS one (ssl://, "
-                         "stomp+ssl://, wss://)")
+    for opt, given in (("--ca", spec.ca), ("--cert", spec.cert)):
+        if given and not any(is_tls(u) for u in urls):
+            raise ValueError(f"{opt}: none of the --broker-url URLs is a TLS one (ssl://, "
+                             "stomp+ssl://, wss://)")
     spec.tls = not plain
     spec.auth = bool(spec.user)
 
 
-def connections(urls: list[str], user: str | None, ca: str | None) -> dict:
-    """What the point's connections used, by scheme: TLS or not, a login or not, and which
-    trust the clients checked the broker against."""
+def connections(urls: list[str], user: str | None, ca: str | None,
+                cert: str | None = None) -> dict:
+    """What the point's connections used, by scheme: TLS or not, a login or not, which trust
+    the clients checked the broker against, and whether they showed a certificate."""
     schemes = sorted({u.split("://", 1)[0].split("(", 1)[0].lower() for u in urls})
+    tls = any(is_tls(u) for u in urls)
     return {"schemes": schemes, "tls": bool(urls) and all(is_tls(u) for u in urls),
             "login": user is not None,
-            "trust": ("the --ca bundle" if ca else "the system's trust store")
-            if any(is_tls(u) for u in urls) else None}
+            "trust": ("the --ca bundle" if ca else "the system's trust store") if tls else None,
+            "client_certificate": bool(cert) and tls}
 
 
 def check_admin_url(text: str) -> None:
@@ -210,7 +218,7 @@ def preflight(spec) -> None:
         raise OutsideError(f"--password-file: {e.strerror}: {spec.password_file}") from None
     for i, text in enumerate(spec.broker_urls):
         ext = parse_external(f"#{i + 1}", text)
-        ext.ca = spec.ca or None
+        ext.ca, ext.cert = spec.ca or None, (spec.cert, spec.key) if spec.cert else None
         check_stomp_login(ext, spec.user or None, pw)
 
 
@@ -230,7 +238,7 @@ def check_stomp_login(ext: External, user: str | None, password: str | None,
         def on_error(self, frame):
             said.append(frame.headers.get("message") or str(frame.body)[:200])
 
-    conn = _stats_connection(urlsplit(url), timeout, L(), ext.ca)
+    conn = _stats_connection(urlsplit(url), timeout, L(), ext.ca, ext.cert)
     try:
         conn.connect(user, password, wait=True)
     except Exception as e:  # noqa: BLE001 - whatever it was, the broker cannot be used so
@@ -238,6 +246,9 @@ def check_stomp_login(ext: External, user: str | None, password: str | None,
         why = said[0] if said else f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         if "CERTIFICATE_VERIFY_FAILED" in why or "certificate verify failed" in why:
             why += " (give the CA bundle that signed it with --ca)"
+        elif not said and ext.cert is None and is_tls(url):
+            why += (" (a broker that asks for the client's certificate refuses a connection "
+                    "without one: give --cert and --key)")
         raise OutsideError(f"--broker-url {url}: the broker refused the connection"
                            + (f" of user {user!r}" if user else "") + f": {why}") from None
     conn.disconnect()
@@ -454,7 +465,7 @@ def _stomp_inspect(ext: External, user, password, timeout: float, ask_plugin: bo
         def on_message(self, frame):
             got["stats"] = frame.body
 
-    conn = _stats_connection(urlsplit(url), timeout, L(), ext.ca)
+    conn = _stats_connection(urlsplit(url), timeout, L(), ext.ca, ext.cert)
     try:
         conn.connect(user, password, wait=True)
         server = got.get("server", "")
@@ -499,7 +510,7 @@ def plugin_queue_counts(ext: External, prefix: str, user: str | None = None,
         def on_message(self, frame):
             replies.append(_map_message(frame.body))
 
-    conn = _stats_connection(urlsplit(url), timeout, L(), ext.ca)
+    conn = _stats_connection(urlsplit(url), timeout, L(), ext.ca, ext.cert)
     try:
         conn.connect(user, password, wait=True)
         conn.subscribe("/temp-queue/bb-qstats", id="s", ack="auto")
@@ -527,7 +538,8 @@ def plugin_queue_counts(ext: External, prefix: str, user: str | None = None,
     return {"queues": queues, "bridges": []}
 
 
-def _stats_connection(u, timeout: float, listener, ca: str | None = None):
+def _stats_connection(u, timeout: float, listener, ca: str | None = None,
+                      cert: tuple[str, str] | None = None):
     """A stomp.py connection (not yet connected) to an external broker's STOMP URL ``u``
     (urlsplit), for asking its statistics plugin; ``listener`` gets the replies. Over TLS the
     broker is checked against ``ca`` (else the system's trust store)."""
@@ -536,7 +548,8 @@ def _stats_connection(u, timeout: float, listener, ca: str | None = None):
     conn = stomp.Connection11([(u.hostname, u.port)], reconnect_attempts_max=1,
                               timeout=timeout)
     if u.scheme == "stomp+ssl":
-        conn.set_ssl(for_hosts=[(u.hostname, u.port)], ca_certs=ca)
+        conn.set_ssl(for_hosts=[(u.hostname, u.port)], ca_certs=ca,
+                     cert_file=cert[0] if cert else None, key_file=cert[1] if cert else None)
     conn.set_listener("stats", listener)
     return conn
 

@@ -101,6 +101,8 @@ class Stack:
         args = []
         if self.ca is not None:
             args += ["--ca", str(self.ca)]
+        if getattr(self.spec, "cert", ""):  # an outside broker asks for the clients' own
+            args += ["--cert", self.spec.cert, "--key", self.spec.key]
         if self.credentials is not None:
             args += ["--user", self.credentials[0]]
             if self.remote is not None:
@@ -155,6 +157,7 @@ class Stack:
             for i, (name, text) in enumerate(zip(lay.brokers, spec.broker_urls)):
                 ext = outside.parse_external(name, text)
                 ext.ca = spec.ca or None
+                ext.cert = (spec.cert, spec.key) if spec.cert else None
                 admin = admins[i] if i < len(admins) else None
                 try:
                     outside.inspect(ext, admin, *(self.credentials or (None, None)))

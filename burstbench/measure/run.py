@@ -87,6 +87,8 @@ class PointSpec:
     user: str = ""
     password_file: str = ""
     ca: str = ""
+    cert: str = ""  # the clients' certificate and its key, for a broker that asks (mutual TLS)
+    key: str = ""
     # browser consumers (stompjs:browser): each its own Chromium ("browsers"), or tabs of one
     # Chromium the harness starts for the point ("tabs"); see burstbench/infra/browser.py
     browser: str = "browsers"
@@ -199,6 +201,9 @@ class PointSpec:
                     f"client {r.client.name} cannot do --ack {self.ack} "
                     f"(it can: {', '.join(sorted(r.client.ack_modes))})"
                 )
+        if self.cert and any(r.client.language == "browser" for r in (*prods, *cons)):
+            raise ValueError("--cert: the browser client cannot show a client certificate (a "
+                             "page cannot be given one)")
         for r in prods if self.duration else ():
             if not r.client.timed_bursts:
                 raise ValueError(f"client {r.client.name} cannot send for a --duration "
@@ -415,7 +420,7 @@ class Runner:
         if out.client_urls:
             out.connections = outside.connections(
                 sorted(out.client_urls), stack.credentials[0] if stack.credentials else None,
-                str(stack.ca) if stack.ca and self.spec.broker_urls else None)
+                str(stack.ca) if stack.ca and self.spec.broker_urls else None, self.spec.cert)
 
     # -- the point's life --------------------------------------------------------------------
     def _drive(self, sup: Supervisor) -> None:
