@@ -122,12 +122,16 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--link-rate", default="", help="tbf rate limit on broker links, e.g. "
                    "10mbit (netns only)")
     p.add_argument("--tls", action="store_true", help="TLS-only connectors with a throwaway CA; "
-                   "clients verify the broker's certificate")
+                   "clients verify the broker's certificate (with --broker-url: only TLS URLs, "
+                   "which make a point TLS without it)")
     p.add_argument("--auth", action="store_true",
-                   help="brokers require a user (generated password); clients log in")
+                   help="brokers require a user (generated password); clients log in (with "
+                   "--broker-url: needs --user, which makes a point one with a login without it)")
     p.add_argument("--broker-url", action="append", default=[], metavar="URLS",
                    help="use a broker the harness did not start: comma-separated URLs, e.g. "
-                   "tcp://h:61616,stomp://h:61613,ws://h:61614/ (repeat per broker)")
+                   "tcp://h:61616,stomp://h:61613,ws://h:61614/ (repeat per broker); over TLS "
+                   "ssl://, stomp+ssl://, wss://")
+    add_login_options(p)
     add_admin_options(p)
     p.add_argument("--link-delay", default="", help="not available: this kernel has no netem")
     p.add_argument(
@@ -151,6 +155,24 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
         "off as ActiveMQ ships it; an OpenWire connection then takes the negotiated "
         "wireFormat.tcpNoDelayEnabled, true by default). The clients keep their libraries' own "
         "setting")
+
+
+def add_login_options(p) -> None:
+    """A --broker-url broker's own login and trust (burstbench/infra/outside.py)."""
+    p.add_argument("--user", default="", metavar="NAME",
+                   help="the --broker-url broker's user, for every client (its password from "
+                   "--password-file or BURSTBENCH_PASSWORD; the clients get it in their "
+                   "environment)")
+    p.add_argument("--password-file", default="", metavar="FILE",
+                   help="a file holding the --user's password (never printed nor recorded)")
+    p.add_argument("--ca", default="", metavar="FILE",
+                   help="the PEM CA bundle the --broker-url broker's TLS certificates are "
+                   "checked against (default: the system's trust store)")
+    p.add_argument("--cert", default="", metavar="FILE",
+                   help="the clients' PEM certificate, for a --broker-url broker that asks for "
+                   "one (mutual TLS; with --key)")
+    p.add_argument("--key", default="", metavar="FILE",
+                   help="the --cert's PEM private key, unencrypted (PKCS#8)")
 
 
 def add_admin_options(p) -> None:
@@ -216,6 +238,11 @@ def spec_from(args) -> PointSpec:
         broker_admin=args.broker_admin,
         admin_user=args.admin_user,
         admin_password_file=args.admin_password_file,
+        user=args.user,
+        password_file=args.password_file,
+        ca=args.ca,
+        cert=args.cert,
+        key=args.key,
         tls=args.tls,
         auth=args.auth,
         producer_flow_control=not args.no_flow_control,
@@ -362,7 +389,7 @@ def summary(doc: dict) -> str:
 
 def cmd_run(args) -> int:
     spec = spec_from(args)
-    if spec.broker_admin:
+    if spec.broker_urls:
         from burstbench.infra import outside
 
         outside.preflight(spec)  # a refused login is bad input: one line, exit 2
@@ -505,6 +532,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--broker-url", action="append", default=[], metavar="URLS",
                    help="measure brokers the harness did not start (see bench run --help); "
                    "points that need another broker configuration are skipped")
+    add_login_options(p)
     add_admin_options(p)
     add_live_options(p)
     p.set_defaults(func=cmd_sweep)

@@ -381,11 +381,15 @@ def main(args) -> int:
     if args.broker_url:
         overrides["broker_urls"] = args.broker_url
         overrides.update(broker_admin=args.broker_admin, admin_user=args.admin_user,
-                         admin_password_file=args.admin_password_file)
-        if args.broker_admin:
-            from burstbench.infra import outside
+                         admin_password_file=args.admin_password_file, user=args.user,
+                         password_file=args.password_file, ca=args.ca, cert=args.cert,
+                         key=args.key)
+        import types
 
-            outside.preflight(args)  # the same names as a point's: a refused login, exit 2
+        from burstbench.infra import outside
+
+        # the same names as a point's: a refused login, exit 2
+        outside.preflight(types.SimpleNamespace(**overrides))
     run_dir, failed = run_sweep(args.profile, args.axes, args.resume, overrides or None)
     if failed:
         print(

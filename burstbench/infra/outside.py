@@ -12,6 +12,12 @@ offers:
   the clients' exact accounting alone and says "no second witness".
 
 A witness the point has and that disagrees fails it; the lack of one never does.
+
+A secured broker is reached with its own login and trust: ``--user`` (the password from
+``--password-file`` or BURSTBENCH_PASSWORD, handed to the clients in their environment, never
+on a command line nor in a result) and ``--ca`` (the bundle its certificates are checked
+against). ``--tls`` and ``--auth`` say what the connections use, so they are refused unless the
+URLs and the login make them true; a point records what its connections used.
 """
 
 from __future__ import annotations
@@ -48,6 +54,8 @@ class External:
     admin: Jolokia | None = None
     witness: str = "none"  # which of WITNESSES reads its counters
     child: None = None
+    ca: str | None = None  # the CA bundle its TLS certificates are checked against
+    cert: tuple[str, str] | None = None  # the clients' certificate and key (mutual TLS)
 
     def url_for(self, protocol: str) -> str:
         from burstbench.infra.brokers import BrokerError
@@ -98,6 +106,80 @@ def parse_external(name: str, text: str) -> External:
     return External(name=name, urls=urls)
 
 
+_TLS_SCHEMES = ("ssl", "stomp+ssl", "wss", "https")
+
+
+def is_tls(url: str) -> bool:
+    """Whether a broker URL connects over TLS (``failover:(...)``: every address in it)."""
+    if url.startswith("failover:"):
+        inner = url.removeprefix("failover:").strip("()").split("?")[0]
+        return all(is_tls(u.strip()) for u in inner.split(",") if u.strip())
+    return url.split("://", 1)[0].lower() in _TLS_SCHEMES
+
+
+def login_password(spec) -> str | None:
+    """The ``--user``'s password: from ``--password-file``, else BURSTBENCH_PASSWORD, else
+    None."""
+    import os
+    from pathlib import Path
+
+    if spec.password_file:
+        return Path(spec.password_file).read_text().strip("\r\n")
+    return os.environ.get("BURSTBENCH_PASSWORD")
+
+
+def check_login(spec) -> None:
+    """ValueError (one line) unless the point's login and trust options make sense: they are
+    for ``--broker-url`` brokers; ``--tls`` there needs TLS URLs only and ``--auth`` a
+    ``--user``, whose password must be there. The labels then say what the connections use:
+    a point on TLS URLs is a TLS point, one with a ``--user`` a point with a login."""
+    from pathlib import Path
+
+    if not spec.broker_urls:
+        if spec.user or spec.password_file or spec.ca or spec.cert or spec.key:
+            raise ValueError("--user, --password-file, --ca, --cert and --key are for a broker "
+                             "given with --broker-url (the bench's own brokers: --auth and "
+                             "--tls)")
+        return
+    if bool(spec.cert) != bool(spec.key):
+        raise ValueError("--cert and --key must be given together")
+    for opt, f in (("--password-file", spec.password_file), ("--ca", spec.ca),
+                   ("--cert", spec.cert), ("--key", spec.key)):
+        if f and not Path(f).is_file():
+            raise ValueError(f"{opt}: no such file: {f}")
+    urls = [u for text in spec.broker_urls for u in parse_external("x", text).urls.values()]
+    plain = [u for u in urls if not is_tls(u)]
+    if spec.tls and plain:
+        raise ValueError(f"--tls with --broker-url: {plain[0]} is not a TLS URL (give the "
+                         "broker's ssl://, stomp+ssl:// and wss:// URLs, and --ca if its CA is "
+                         "not in the system's trust store)")
+    if spec.auth and not spec.user:
+        raise ValueError("--auth with --broker-url: the bench cannot make up a login for a "
+                         "broker it did not start: give --user (its password from "
+                         "--password-file or BURSTBENCH_PASSWORD)")
+    if spec.user and login_password(spec) is None:
+        raise ValueError(f"--user {spec.user}: no password (give --password-file FILE or set "
+                         "BURSTBENCH_PASSWORD)")
+    for opt, given in (("--ca", spec.ca), ("--cert", spec.cert)):
+        if given and not any(is_tls(u) for u in urls):
+            raise ValueError(f"{opt}: none of the --broker-url URLs is a TLS one (ssl://, "
+                             "stomp+ssl://, wss://)")
+    spec.tls = not plain
+    spec.auth = bool(spec.user)
+
+
+def connections(urls: list[str], user: str | None, ca: str | None,
+                cert: str | None = None) -> dict:
+    """What the point's connections used, by scheme: TLS or not, a login or not, which trust
+    the clients checked the broker against, and whether they showed a certificate."""
+    schemes = sorted({u.split("://", 1)[0].split("(", 1)[0].lower() for u in urls})
+    tls = any(is_tls(u) for u in urls)
+    return {"schemes": schemes, "tls": bool(urls) and all(is_tls(u) for u in urls),
+            "login": user is not None,
+            "trust": ("the --ca bundle" if ca else "the system's trust store") if tls else None,
+            "client_certificate": bool(cert) and tls}
+
+
 def check_admin_url(text: str) -> None:
     """ValueError (one line) unless ``text`` is an http(s) URL without a password in it."""
     u = urlsplit(text)
@@ -119,14 +201,57 @@ def admins(spec) -> list[Jolokia]:
 
     password = (Path(spec.admin_password_file).read_text().strip("\r\n")
                 if spec.admin_password_file else os.environ.get("BURSTBENCH_ADMIN_PASSWORD"))
-    return [Jolokia(url, spec.admin_user or None, password) for url in spec.broker_admin]
+    return [Jolokia(url, spec.admin_user or None, password, ca=spec.ca or None)
+            for url in spec.broker_admin]
 
 
 def preflight(spec) -> None:
-    """Before a run starts: every admin URL answers and takes the login (OutsideError, one
-    line, otherwise), so that a wrong password costs no run."""
+    """Before a run starts: every admin URL answers and takes the console's login, and every
+    broker with a STOMP URL takes the clients' login (and, over TLS, its certificate checks
+    out against ``--ca`` or the system's trust store); OutsideError, one line, otherwise, so
+    that a wrong password or CA costs no run."""
     for admin in admins(spec):
         admin.connect()
+    try:
+        pw = login_password(spec) if spec.user else None
+    except OSError as e:
+        raise OutsideError(f"--password-file: {e.strerror}: {spec.password_file}") from None
+    for i, text in enumerate(spec.broker_urls):
+        ext = parse_external(f"#{i + 1}", text)
+        ext.ca, ext.cert = spec.ca or None, (spec.cert, spec.key) if spec.cert else None
+        check_stomp_login(ext, spec.user or None, pw)
+
+
+def check_stomp_login(ext: External, user: str | None, password: str | None,
+                      timeout: float = 10.0) -> None:
+    """A STOMP connection to the broker with the clients' login, then gone; OutsideError
+    naming the URL and the broker's own words when it is refused (nothing to try without a
+    STOMP URL: the clients then find out)."""
+    import stomp
+
+    url = ext.urls.get("stomp")
+    if not url:
+        return
+    said: list[str] = []
+
+    class L(stomp.ConnectionListener):
+        def on_error(self, frame):
+            said.append(frame.headers.get("message") or str(frame.body)[:200])
+
+    conn = _stats_connection(urlsplit(url), timeout, L(), ext.ca, ext.cert)
+    try:
+        conn.connect(user, password, wait=True)
+    except Exception as e:  # noqa: BLE001 - whatever it was, the broker cannot be used so
+        time.sleep(0.2)  # the ERROR frame's words arrive with the close
+        why = said[0] if said else f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        if "CERTIFICATE_VERIFY_FAILED" in why or "certificate verify failed" in why:
+            why += " (give the CA bundle that signed it with --ca)"
+        elif not said and ext.cert is None and is_tls(url):
+            why += (" (a broker that asks for the client's certificate refuses a connection "
+                    "without one: give --cert and --key)")
+        raise OutsideError(f"--broker-url {url}: the broker refused the connection"
+                           + (f" of user {user!r}" if user else "") + f": {why}") from None
+    conn.disconnect()
 
 
 def inspect(ext: External, admin: Jolokia | None, user: str | None = None,
@@ -172,9 +297,9 @@ class Jolokia:
     """
 
     def __init__(self, url: str, user: str | None = None, password: str | None = None,
-                 timeout: float = 5.0):
+                 timeout: float = 5.0, ca: str | None = None):
         self.url = url if url.endswith("/") else url + "/"
-        self.user, self.password, self.timeout = user, password, timeout
+        self.user, self.password, self.timeout, self.ca = user, password, timeout, ca
         u = urlsplit(self.url)
         self.origin = f"{u.scheme}://{u.netloc}"
         self.product = "unknown"
@@ -189,7 +314,8 @@ class Jolokia:
             headers["Authorization"] = f"Basic {token}"
         req = urllib.request.Request(self.url, data=json.dumps(body).encode(),
                                      headers=headers, method="POST")
-        ctx = ssl.create_default_context() if self.url.startswith("https") else None
+        ctx = (ssl.create_default_context(cafile=self.ca) if self.url.startswith("https")
+               else None)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout, context=ctx) as r:
                 return json.loads(r.read())
@@ -339,7 +465,7 @@ def _stomp_inspect(ext: External, user, password, timeout: float, ask_plugin: bo
         def on_message(self, frame):
             got["stats"] = frame.body
 
-    conn = _stats_connection(urlsplit(url), timeout, L())
+    conn = _stats_connection(urlsplit(url), timeout, L(), ext.ca, ext.cert)
     try:
         conn.connect(user, password, wait=True)
         server = got.get("server", "")
@@ -384,7 +510,7 @@ def plugin_queue_counts(ext: External, prefix: str, user: str | None = None,
         def on_message(self, frame):
             replies.append(_map_message(frame.body))
 
-    conn = _stats_connection(urlsplit(url), timeout, L())
+    conn = _stats_connection(urlsplit(url), timeout, L(), ext.ca, ext.cert)
     try:
         conn.connect(user, password, wait=True)
         conn.subscribe("/temp-queue/bb-qstats", id="s", ack="auto")
@@ -412,15 +538,18 @@ def plugin_queue_counts(ext: External, prefix: str, user: str | None = None,
     return {"queues": queues, "bridges": []}
 
 
-def _stats_connection(u, timeout: float, listener):
+def _stats_connection(u, timeout: float, listener, ca: str | None = None,
+                      cert: tuple[str, str] | None = None):
     """A stomp.py connection (not yet connected) to an external broker's STOMP URL ``u``
-    (urlsplit), for asking its statistics plugin; ``listener`` gets the replies."""
+    (urlsplit), for asking its statistics plugin; ``listener`` gets the replies. Over TLS the
+    broker is checked against ``ca`` (else the system's trust store)."""
     import stomp
 
     conn = stomp.Connection11([(u.hostname, u.port)], reconnect_attempts_max=1,
                               timeout=timeout)
     if u.scheme == "stomp+ssl":
-        conn.set_ssl(for_hosts=[(u.hostname, u.port)])
+        conn.set_ssl(for_hosts=[(u.hostname, u.port)], ca_certs=ca,
+                     cert_file=cert[0] if cert else None, key_file=cert[1] if cert else None)
     conn.set_listener("stats", listener)
     return conn
 

@@ -40,8 +40,10 @@ class Stack:
         self.databases: list = []
         self.net = None  # a netns.Network for --hosts netns
         self.remote = None  # an inventory.Placement when the hosts are reached over SSH
-        self.ca: Path | None = None  # the throwaway CA the clients verify (--tls)
-        self.credentials: tuple[str, str] | None = None  # (user, password) with --auth
+        self.ca: Path | None = None  # the CA the clients verify (--tls; --ca outside)
+        # (user, password): generated with --auth, an outside broker's own with --user
+        self.credentials: tuple[str, str] | None = None
+        self.connections: dict | None = None  # what an outside broker's connections use
         self.external: dict = {}  # brokers the harness did not start: their URLs, version
         self.store_bytes = 0  # the started brokers' stores, measured before they are removed
         self.namespaces: list[str] = []  # the network namespaces the point's hosts live in
@@ -92,13 +94,27 @@ class Stack:
         return name, self.brokers[name]
 
     def security_args(self) -> list[str]:
-        """The contract options every client needs to reach these brokers (CA, login)."""
+        """The contract options every client needs to reach these brokers (CA, user). The
+        password is not among them: it goes in the client's environment (``client_env``), off
+        the process list; a client on an SSH host, whose environment does not travel, gets it
+        as ``--password``."""
         args = []
         if self.ca is not None:
             args += ["--ca", str(self.ca)]
+        if getattr(self.spec, "cert", ""):  # an outside broker asks for the clients' own
+            args += ["--cert", self.spec.cert, "--key", self.spec.key]
         if self.credentials is not None:
-            args += ["--user", self.credentials[0], "--password", self.credentials[1]]
+            args += ["--user", self.credentials[0]]
+            if self.remote is not None:
+                args += ["--password", self.credentials[1]]
         return args
+
+    def client_env(self, env: dict | None) -> dict | None:
+        """A client's environment (``env``, else the harness's) with the password in it."""
+        if self.credentials is None or self.remote is not None:
+            return env
+        import os
+        return {**(env if env is not None else os.environ), "BB_PASSWORD": self.credentials[1]}
 
     def place(self, role: str, i: int, broker: str, argv: list[str],
               cwd: Path) -> tuple[list[str], str]:
@@ -135,11 +151,16 @@ class Stack:
         if spec.broker_urls:
             from burstbench.infra import outside
             admins = outside.admins(spec)
+            if spec.user:
+                self.credentials = (spec.user, outside.login_password(spec) or "")
+            self.ca = Path(spec.ca) if spec.ca else None
             for i, (name, text) in enumerate(zip(lay.brokers, spec.broker_urls)):
                 ext = outside.parse_external(name, text)
+                ext.ca = spec.ca or None
+                ext.cert = (spec.cert, spec.key) if spec.cert else None
                 admin = admins[i] if i < len(admins) else None
                 try:
-                    outside.inspect(ext, admin)
+                    outside.inspect(ext, admin, *(self.credentials or (None, None)))
                 except outside.OutsideError as e:
                     raise PointFailed(str(e)) from None
                 self.progress(f"broker {name}: {ext.product} {ext.version}, counters read "

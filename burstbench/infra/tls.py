@@ -25,6 +25,9 @@ class Material:
     keystore: Path  # PKCS#12 with the broker key and certificate chain
     truststore: Path  # PKCS#12 trusting the CA: brokers verify each other on network links
     password: str
+    # a client certificate the CA signed, and its unencrypted PKCS#8 key (mutual TLS)
+    client_cert: Path | None = None
+    client_key: Path | None = None
 
 
 def _openssl(*args: str, cwd: Path) -> None:
@@ -34,8 +37,9 @@ def _openssl(*args: str, cwd: Path) -> None:
         raise TlsError(f"openssl {args[0]} failed: {r.stderr.strip().splitlines()[-1:]}")
 
 
-def make(workdir: Path, hosts: list[str]) -> Material:
-    """A CA and a broker certificate valid for ``hosts`` (IP addresses or names)."""
+def make(workdir: Path, hosts: list[str], client: bool = False) -> Material:
+    """A CA and a broker certificate valid for ``hosts`` (IP addresses or names); with
+    ``client``, a client certificate too (``client.pem``, ``client.key``)."""
     for tool in ("openssl", "keytool"):
         if shutil.which(tool) is None:
             raise TlsError(f"--tls needs {tool} (openssl; keytool comes with the JDK)")
@@ -58,7 +62,14 @@ def make(workdir: Path, hosts: list[str]) -> Material:
     _openssl("pkcs12", "-export", "-in", "broker.pem", "-inkey", "broker.key", "-certfile",
              "ca.pem", "-name", "broker", "-out", "broker.p12", "-passout",
              f"pass:{password}", cwd=d)
-    for f in ("ca.key", "broker.key", "broker.csr", "ext.cnf"):
+    if client:
+        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "client.key", "-out",
+                 "client.csr", "-subj", "/CN=burstbench client", cwd=d)
+        (d / "client.cnf").write_text("extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n")
+        _openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                 "-CAcreateserial", "-out", "client.pem", "-days", "2", "-extfile",
+                 "client.cnf", cwd=d)
+    for f in ("ca.key", "broker.key", "broker.csr", "ext.cnf", "client.csr", "client.cnf"):
         (d / f).unlink(missing_ok=True)
     # Java only trusts PKCS#12 certificate entries that keytool marked as trusted
     r = subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "ca", "-file", "ca.pem",
@@ -67,4 +78,6 @@ def make(workdir: Path, hosts: list[str]) -> Material:
     if r.returncode != 0:
         raise TlsError(f"keytool -importcert failed: {r.stderr.strip()[-300:]}")
     return Material(dir=d, ca_pem=d / "ca.pem", keystore=d / "broker.p12",
-                    truststore=d / "trust.p12", password=password)
+                    truststore=d / "trust.p12", password=password,
+                    client_cert=d / "client.pem" if client else None,
+                    client_key=d / "client.key" if client else None)

@@ -101,6 +101,8 @@ def document(outcome: Outcome, started: str) -> dict:
         "limits": procs.limits(),
         "external_brokers": outcome.external or None,
     }
+    if outcome.connections is not None:
+        doc["connections"] = outcome.connections
     return doc
 
 

@@ -81,6 +81,14 @@ class PointSpec:
     broker_admin: list[str] = field(default_factory=list)
     admin_user: str = ""
     admin_password_file: str = ""
+    # a --broker-url broker's own login and trust (burstbench/infra/outside.py): the user, its
+    # password from password_file or BURSTBENCH_PASSWORD (never on a command line nor in a
+    # result), the CA bundle its certificates are checked against (else the system's)
+    user: str = ""
+    password_file: str = ""
+    ca: str = ""
+    cert: str = ""  # the clients' certificate and its key, for a broker that asks (mutual TLS)
+    key: str = ""
     # browser consumers (stompjs:browser): each its own Chromium ("browsers"), or tabs of one
     # Chromium the harness starts for the point ("tabs"); see burstbench/infra/browser.py
     browser: str = "browsers"
@@ -165,6 +173,7 @@ class PointSpec:
             outside.check_admin_url(text)
         if self.admin_password_file and not Path(self.admin_password_file).is_file():
             raise ValueError(f"--admin-password-file: no such file: {self.admin_password_file}")
+        outside.check_login(self)
         if self.browser not in browser.MODES:
             raise ValueError(f"browser must be one of {', '.join(browser.MODES)}: {self.browser}")
         for name, cpus in (("cpus-broker", self.cpus_broker), ("cpus-clients", self.cpus_clients)):
@@ -192,6 +201,9 @@ class PointSpec:
                     f"client {r.client.name} cannot do --ack {self.ack} "
                     f"(it can: {', '.join(sorted(r.client.ack_modes))})"
                 )
+        if self.cert and any(r.client.language == "browser" for r in (*prods, *cons)):
+            raise ValueError("--cert: the browser client cannot show a client certificate (a "
+                             "page cannot be given one)")
         for r in prods if self.duration else ():
             if not r.client.timed_bursts:
                 raise ValueError(f"client {r.client.name} cannot send for a --duration "
@@ -261,6 +273,10 @@ class Outcome:
     # its uncertainty over the point (burstbench/measure/clocks.py)
     hosts: dict = field(default_factory=dict)
     clocks: dict = field(default_factory=dict)
+    # what the clients' connections used (schemes, TLS, a login, which trust): the URLs they
+    # were given, not the flags (burstbench/infra/outside.py connections)
+    connections: dict | None = None
+    client_urls: set = field(default_factory=set)
 
 
 def _wait_all(
@@ -401,6 +417,10 @@ class Runner:
         out.namespaces = list(stack.namespaces)
         out.hosts = stack.hosts
         out.store_bytes = stack.store_bytes
+        if out.client_urls:
+            out.connections = outside.connections(
+                sorted(out.client_urls), stack.credentials[0] if stack.credentials else None,
+                str(stack.ca) if stack.ca and self.spec.broker_urls else None, self.spec.cert)
 
     # -- the point's life --------------------------------------------------------------------
     def _drive(self, sup: Supervisor) -> None:
@@ -475,8 +495,10 @@ class Runner:
         who = r.client.name if r.client.tuned else r.client.language
         ident = f"{'p' if role == 'producer' else 'c'}{i + 1}-{who}"
         host, broker = self.stack.broker_for(role, i)
+        url = broker.url_for(r.protocol)
+        self.outcome.client_urls.add(url)
         args = [
-            "--url", broker.url_for(r.protocol), "--destinations", dests,
+            "--url", url, "--destinations", dests,
             *spec.client_args(role), "--id", ident, "--gate",
             "--records", str(rec / f"{ident}.tsv"),
         ]  # fmt: skip
@@ -489,7 +511,7 @@ class Runner:
         # over SSH its working directory there is its records directory (made by remote_exec)
         argv, host = self.stack.place(role, i, host, argv, cwd=rec)
         child = sup.start(ident, argv, role=role, remote=self.stack.remote is not None,
-                          env=browser.env_for(r, role, shared))
+                          env=self.stack.client_env(browser.env_for(r, role, shared)))
         self.placement[ident] = host
         return child
 

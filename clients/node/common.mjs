@@ -122,8 +122,10 @@ const OPTIONS = [
   ['records', 'string', 'pc', 'PATH', 'write raw records (TSV) there at stop'],
   ['gate', 'boolean', 'pc', '', 'read go/stop lines from stdin'],
   ['user', 'string', 'pc', 'U', 'broker user'],
-  ['password', 'string', 'pc', 'P', 'broker password'],
+  ['password', 'string', 'pc', 'P', 'broker password (or the environment\'s BB_PASSWORD)'],
   ['ca', 'string', 'pc', 'FILE', "PEM CA that signed the broker's certificate (wss://, stomp+ssl://)"],
+  ['cert', 'string', 'pc', 'FILE', 'PEM client certificate for mutual TLS (with --key)'],
+  ['key', 'string', 'pc', 'FILE', "the client certificate's PEM private key, unencrypted"],
   ['connect-timeout', 'string', 'pc', 'S', 'give up connecting after S seconds, exit 3 (default 10)'],
   ['failover', 'string', 'pc', 'LIST', "more addresses in --url's scheme: stompjs reconnects by itself"],
   ['version', 'boolean', 'pc', '', 'print version JSON and exit'],
@@ -176,17 +178,25 @@ export function parseArgs(role, argv) {
     count: int('count', raw.count, producer ? 1 : 0, 1000), size: int('size', raw.size, 1, 6),
     bursts: int('bursts', raw.bursts, 1, 1), txBatch: int('tx-batch', raw['tx-batch'], 0, 0),
     id: raw.id ?? (producer ? 'p1' : 'c1'), records: raw.records, gate: !!raw.gate,
-    user: raw.user, password: raw.password,
+    // the password from the environment keeps it off the process list
+    user: raw.user,
+    password: raw.password ?? (raw.user !== undefined ? process.env.BB_PASSWORD : undefined),
     connectTimeout: num('connect-timeout', raw['connect-timeout'], 10),
   };
   if (!ID_RE.test(o.id)) fail(2, `--id must match [A-Za-z0-9_.-]{1,64}, got ${JSON.stringify(o.id)}`);
-  if (raw.ca !== undefined) {
+  if ((raw.cert === undefined) !== (raw.key === undefined)) fail(2, '--cert and --key must be given together');
+  for (const name of ['ca', 'cert', 'key']) {
+    if (raw[name] === undefined) continue;
     try {
-      o.ca = fs.readFileSync(raw.ca);
+      o[name] = fs.readFileSync(raw[name]);
     } catch (e) {
-      fail(2, `--ca: cannot read ${raw.ca}: ${e.code || e.message}`);
+      fail(2, `--${name}: cannot read ${raw[name]}: ${e.code || e.message}`);
     }
   }
+  // what a TLS socket is given: the CA to verify the broker with, and the client's own
+  // certificate and key for a broker that asks for one (mutual TLS)
+  o.tls = {};
+  for (const name of ['ca', 'cert', 'key']) if (o[name] !== undefined) o.tls[name] = o[name];
   o.endpoints = [o.endpoint];
   if (raw.failover !== undefined) {
     for (const u of raw.failover.split(',')) {
@@ -253,11 +263,11 @@ export const wire = {
   /**
    * The socket under @stomp/tcp-wrapper (stomp://, tcp://, stomp+ssl://): what its
    * documented getSocket() makes, with Node's default socket options (Nagle on), or a
-   * verified TLS socket.
+   * verified TLS socket (``secure``: its ca, and cert and key for mutual TLS).
    */
-  tcpSocket(ep, ca) {
+  tcpSocket(ep, secure) {
     if (!ep.tls) return net.createConnection(ep.port, ep.host);
-    const opts = { port: ep.port, host: ep.host, ca };
+    const opts = { port: ep.port, host: ep.host, ...secure };
     if (!net.isIP(ep.host)) opts.servername = ep.host;
     return tls.connect(opts);
   },
@@ -287,11 +297,11 @@ export const wire = {
 // connecting
 
 /** @stomp/tcp-wrapper whose getSocket() (its documented override) is wire.tcpSocket(). */
-function tcpWrapper(ep, ca) {
+function tcpWrapper(ep, secure) {
   let socket = null;
   class Wrapper extends TCPWrapper {
     getSocket() {
-      socket = wire.tcpSocket(ep, ca);
+      socket = wire.tcpSocket(ep, secure);
       return socket;
     }
   }
@@ -378,12 +388,12 @@ export function connect(o, hooks = {}) {
           if (ep.kind === 'ws') {
             // ws's documented options; no permessage-deflate offer: frames go uncompressed, as over TCP
             const opts = { perMessageDeflate: false, handshakeTimeout: Math.max(1, deadline - Date.now()) };
-            if (ep.tls && o.ca) opts.ca = o.ca;
+            if (ep.tls) Object.assign(opts, o.tls);
             const s = new ActiveMQWebSocket(ep.url, ['v12.stomp', 'v11.stomp', 'v10.stomp'], opts);
             buffered = () => s.bufferedAmount;
             return s;
           }
-          const t = tcpWrapper(ep, o.ca);
+          const t = tcpWrapper(ep, o.tls);
           buffered = t.buffered;
           return t.stompSocket;
         },

@@ -21,8 +21,8 @@ wire.clientOptions = { ...wire.clientOptions, logRawCommunication: true };
 
 // TCP_NODELAY on the STOMP-over-TCP socket (Node leaves Nagle on; ws turns it off itself).
 const stockTcpSocket = wire.tcpSocket;
-wire.tcpSocket = (ep, ca) => {
-  const s = stockTcpSocket(ep, ca);
+wire.tcpSocket = (ep, secure) => {
+  const s = stockTcpSocket(ep, secure);
   s.setNoDelay(true);
   return s;
 };

@@ -62,8 +62,10 @@ my @OPTIONS = (
     ['records=s',         'pc', 'PATH',   'write raw records (TSV) at stop'],
     ['gate',              'pc', '',       'take go/stop commands from stdin'],
     ['user=s',            'pc', 'U',      'broker user'],
-    ['password=s',        'pc', 'P',      'broker password'],
+    ['password=s',        'pc', 'P',      'broker password (or the environment\'s BB_PASSWORD)'],
     ['ca=s',              'pc', 'FILE',   "PEM CA that signed the broker's TLS certificate (stomp+ssl://)"],
+    ['cert=s',            'pc', 'FILE',   'PEM client certificate for mutual TLS (with --key)'],
+    ['key=s',             'pc', 'FILE',   "the client certificate's PEM private key, unencrypted"],
     ['connect-timeout=f', 'pc', 'S',      'seconds [10]'],
     ['failover=s',        'pc', 'LIST',   "more stomp://HOST:PORT addresses: Net::Stomp's own failover (hosts)"],
     ['version',           'pc', '',       'print versions as JSON'],
@@ -113,8 +115,14 @@ sub parse_args {
         fail(2, "--$_ must be an integer >= $min{$_}: $o{$_}") if $o{$_} < $min{$_};
     }
     fail(2, "--id must match [A-Za-z0-9_.-]{1,64}: '$o{id}'") unless $o{id} =~ /^[A-Za-z0-9_.-]{1,64}\z/;
-    fail(2, "--user and --password must be given together")
+    # the password from the environment keeps it off the process list
+    $o{password} //= $ENV{BB_PASSWORD} if defined $o{user};
+    fail(2, "--user and --password (or BB_PASSWORD) must be given together")
       if defined $o{user} != defined $o{password};
+    fail(2, "--cert and --key must be given together") if defined $o{cert} != defined $o{key};
+    for (grep { defined $o{$_} } qw(ca cert key)) {
+        fail(2, "--$_: cannot read $o{$_}") unless -r $o{$_};
+    }
     $o{dests} = [ split /,/, $o{destinations}, -1 ];
     parse_url(\%o);
     # Net::Stomp speaks TLS through IO::Socket::SSL, which it loads only when it connects
@@ -291,6 +299,7 @@ sub _ssl_options {
         SSL_verifycn_scheme => 'default',
         SSL_verifycn_name => $o->{host},
         ($o->{ca} ? (SSL_ca_file => $o->{ca}) : ()),
+        ($o->{cert} ? (SSL_cert_file => $o->{cert}, SSL_key_file => $o->{key}) : ()),
     };
 }
 

@@ -102,8 +102,10 @@ def parser(role: str) -> ArgumentParser:
     add("--records", help="write the raw records (TSV) there at stop")
     add("--gate", action="store_true", help="take go/stop commands from stdin")
     add("--user", help="broker user")
-    add("--password", help="broker password")
+    add("--password", help="broker password (or the environment's BB_PASSWORD)")
     add("--ca", help="PEM CA file to verify the broker's TLS certificate")
+    add("--cert", help="PEM client certificate for mutual TLS (with --key)")
+    add("--key", help="the client certificate's PEM private key, unencrypted")
     add("--connect-timeout", type=float, default=10.0, help="seconds to connect")
     add("--failover", help="more stomp://HOST:PORT addresses: stomp.py's host list")
     add("--version", action=VersionAction, help="print versions as JSON")
@@ -113,6 +115,14 @@ def parser(role: str) -> ArgumentParser:
 def parse(role: str, argv=None) -> argparse.Namespace:
     p = parser(role)
     args = p.parse_args(argv)
+    if args.user is not None and args.password is None:  # off the process list
+        args.password = os.environ.get("BB_PASSWORD")
+    if (args.cert is None) != (args.key is None):
+        p.error("--cert and --key must be given together")
+    for name in ("ca", "cert", "key"):
+        f = getattr(args, name)
+        if f is not None and not os.access(f, os.R_OK):
+            p.error(f"--{name}: cannot read {f}")
     if not _ID.match(args.id):
         p.error(f"--id must match [A-Za-z0-9_.-]{{1,64}}: {args.id!r}")
     if role == "consumer" and args.ack == "dups-ok":
@@ -158,7 +168,8 @@ def connect(args, listener: Listener | None = None):
         **again,
     )
     if args.ssl:
-        conn.set_ssl(for_hosts=hosts, ca_certs=args.ca)
+        conn.set_ssl(for_hosts=hosts, ca_certs=args.ca, cert_file=args.cert,
+                     key_file=args.key)
     conn.set_listener("bench", listener)
     deadline = time.monotonic() + args.connect_timeout
     try:

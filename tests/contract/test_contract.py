@@ -65,9 +65,11 @@ def pair_run(
     extra: tuple = (),
     cons_extra: tuple = (),
     ready: list | None = None,
+    env: dict | None = None,
 ):
-    """Consumer waits for count messages; producer sends them. Returns both records (and adds
-    the consumer's and the producer's ready events to ``ready``)."""
+    """Consumer waits for count messages; producer sends them (both with ``env`` as their
+    environment, if given). Returns both records (and adds the consumer's and the producer's
+    ready events to ``ready``)."""
     queue = queue or f"contract.{uuid.uuid4().hex[:8]}"
     crec, prec = tmp / f"c-{uuid.uuid4().hex[:6]}.tsv", tmp / f"p-{uuid.uuid4().hex[:6]}.tsv"
     consumer = subprocess.Popen(
@@ -87,6 +89,7 @@ def pair_run(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
     try:
         first = consumer.stdout.readline()
@@ -109,6 +112,7 @@ def pair_run(
                 str(prec),
                 *extra,
             ],
+            env=env,
         )
         assert p.returncode == 0, p.stderr
         if ready is not None:

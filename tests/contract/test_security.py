@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import time
 
@@ -45,9 +46,13 @@ def _creds(material, password=PASSWORD):
 
 @pytest.mark.parametrize("spec", TLS_SPECS)
 def test_round_trip_over_tls_with_credentials(spec, secure_broker, tmp_path):
+    """The password as the harness hands it over: in the environment (BB_PASSWORD), off the
+    command line (--password=VALUE is the doctor's way, and the wrong-password test's)."""
     broker, material = secure_broker
     r = client_or_skip(spec)
-    _sent, got, _done = pair_run(broker, r, r, 200, 64, tmp_path, extra=_creds(material))
+    _sent, got, _done = pair_run(broker, r, r, 200, 64, tmp_path,
+                                 extra=["--ca", str(material.ca_pem), "--user", "bench"],
+                                 env={**os.environ, "BB_PASSWORD": PASSWORD})
     assert len(got) == 200 and all(x.body_ok for x in got)
 
 

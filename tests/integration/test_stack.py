@@ -49,7 +49,9 @@ def test_the_stack_hands_out_each_clients_broker_and_stops_it_on_leaving(tmp_pat
             assert broker.child.alive()
             assert brokers.port_accepts("127.0.0.1", broker.spec.stomp_port)
             user, password = stack.credentials
-            assert stack.security_args() == ["--user", user, "--password", password]
+            # the password goes in the clients' environment, off their command lines
+            assert stack.security_args() == ["--user", user]
+            assert stack.client_env(None)["BB_PASSWORD"] == password
             argv, host = stack.place("consumer", 3, name, ["true"], cwd=tmp_path)
             assert (argv, host) == (["true"], "a")  # loopback: run here, as it is
             assert stack.broker_version and stack.namespaces == []

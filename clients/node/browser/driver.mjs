@@ -314,7 +314,8 @@ function helpText() {
       'STOMP client of burstbench: @stomp/stompjs in a page of headless Chromium, over the\n' +
       'browser\'s WebSocket. URL: ws://HOST:PORT/ or wss://HOST:PORT/ (Chromium\'s trust store).\n' +
       'BB_BROWSER_WS=ws://... (a `driver.mjs browser`): run as a tab of that browser.\n\n')
-    .replace(/( *--ca FILE +)[^\n]*\n/, "$1refused (exit 2): Chromium verifies wss:// with its own trust store\n");
+    .replace(/( *--ca FILE +)[^\n]*\n/, "$1refused (exit 2): Chromium verifies wss:// with its own trust store\n")
+    .replace(/( *--cert FILE +)[^\n]*\n/, "$1refused (exit 2): a page cannot be given a client certificate\n");
 }
 
 /** A small HTTP server on 127.0.0.1 for the page, its script and the stompjs bundle. */
@@ -345,6 +346,7 @@ async function client() {
     fail(2, `--url ${o.url}: stompjs in the browser speaks ws:// and wss:// only`);
   }
   if (o.ca) fail(2, '--ca: a page cannot be given a CA; Chromium verifies wss:// with its own trust store');
+  if (o.cert) fail(2, '--cert: a page cannot be given a client certificate (mutual TLS)');
   if (!fs.existsSync(BUNDLE)) fail(3, `no stompjs bundle at ${BUNDLE}: run ./bench setup`);
 
   const pageOpts = {

@@ -52,8 +52,10 @@ public final class ContractArgs {
     {"records", "pc", "s", "PATH", "write raw records (TSV) here when stopping"},
     {"gate", "pc", "", "", "take go/stop commands from stdin"},
     {"user", "pc", "s", "U", "broker user"},
-    {"password", "pc", "s", "P", "broker password"},
+    {"password", "pc", "s", "P", "broker password (or the environment's BB_PASSWORD)"},
     {"ca", "pc", "s", "FILE", "PEM CA that signed the broker's TLS certificate"},
+    {"cert", "pc", "s", "FILE", "PEM client certificate for mutual TLS (with --key)"},
+    {"key", "pc", "s", "FILE", "the client certificate's PEM private key, unencrypted"},
     {"connect-timeout", "pc", "d", "S", "seconds to connect (default 10)"},
   };
 
@@ -76,6 +78,8 @@ public final class ContractArgs {
   public String user;
   public String password;
   public String ca;
+  public String cert;
+  public String key;
   public double connectTimeout = 10;
   public int workers = 4;
   public boolean version;
@@ -139,7 +143,7 @@ public final class ContractArgs {
   /** The broker's connection factory for these arguments; exit 2 when the URL or CA will not do. */
   public org.apache.activemq.ActiveMQConnectionFactory factoryOrExit() {
     try {
-      return Jms.factory(url, user, password, ca);
+      return Jms.factory(url, user, password, ca, cert, key);
     } catch (IllegalArgumentException e) {
       Cli.fail(2, e.getMessage());
       return null;
@@ -182,7 +186,15 @@ public final class ContractArgs {
     a.gate = r.hasMatchedOption("--gate");
     a.user = r.matchedOptionValue("--user", null);
     a.password = r.matchedOptionValue("--password", null);
+    if (a.password == null && a.user != null) {
+      a.password = System.getenv("BB_PASSWORD"); // off the process list
+    }
     a.ca = r.matchedOptionValue("--ca", null);
+    a.cert = r.matchedOptionValue("--cert", null);
+    a.key = r.matchedOptionValue("--key", null);
+    if ((a.cert == null) != (a.key == null)) {
+      throw new Invalid("--cert and --key must be given together");
+    }
     a.connectTimeout = r.matchedOptionValue("--connect-timeout", 10.0);
     if (producer) {
       a.persistent = r.hasMatchedOption("--persistent");

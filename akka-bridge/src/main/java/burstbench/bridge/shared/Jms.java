@@ -46,16 +46,26 @@ public final class Jms {
   /** As above; with {@code caPem} the broker's TLS certificate is verified against that CA. */
   public static ActiveMQConnectionFactory factory(String url, String user, String password,
       String caPem) {
+    return factory(url, user, password, caPem, null, null);
+  }
+
+  /**
+   * As above; with {@code certPem} and {@code keyPem} (PEM, the key unencrypted PKCS#8) the
+   * client shows that certificate to a broker that asks for one (mutual TLS).
+   */
+  public static ActiveMQConnectionFactory factory(String url, String user, String password,
+      String caPem, String certPem, String keyPem) {
     if (!isOpenWire(url)) {
       throw new IllegalArgumentException(
           "unsupported broker url " + url + " (OpenWire only: tcp://, ssl://, nio://, failover:(...))");
     }
     ActiveMQConnectionFactory f;
     try {
-      if (caPem != null) {
+      if (caPem != null || certPem != null) {
         org.apache.activemq.ActiveMQSslConnectionFactory sf =
             new org.apache.activemq.ActiveMQSslConnectionFactory(url);
-        sf.setKeyAndTrustManagers(null, trustManagers(caPem), null);
+        sf.setKeyAndTrustManagers(certPem != null ? keyManagers(certPem, keyPem) : null,
+            caPem != null ? trustManagers(caPem) : null, null);
         f = sf;
       } else {
         f = new ActiveMQConnectionFactory(url);
@@ -72,6 +82,52 @@ public final class Jms {
     f.setWatchTopicAdvisories(false);
     f.setCopyMessageOnSend(false);
     return f;
+  }
+
+  private static javax.net.ssl.KeyManager[] keyManagers(String certPem, String keyPem) {
+    try {
+      java.util.List<java.security.cert.Certificate> chain = new java.util.ArrayList<>();
+      try (java.io.InputStream in =
+          java.nio.file.Files.newInputStream(java.nio.file.Path.of(certPem))) {
+        chain.addAll(
+            java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in));
+      }
+      if (chain.isEmpty()) {
+        throw new IllegalArgumentException("--cert " + certPem + ": no certificate in the file");
+      }
+      java.util.regex.Matcher m = java.util.regex.Pattern
+          .compile("-----BEGIN PRIVATE KEY-----([A-Za-z0-9+/=\\s]+)-----END PRIVATE KEY-----")
+          .matcher(java.nio.file.Files.readString(java.nio.file.Path.of(keyPem)));
+      if (!m.find()) {
+        throw new IllegalArgumentException("--key " + keyPem + ": not an unencrypted PKCS#8 PEM "
+            + "key (BEGIN PRIVATE KEY; openssl pkcs8 -topk8 -nocrypt converts one)");
+      }
+      java.security.spec.PKCS8EncodedKeySpec der = new java.security.spec.PKCS8EncodedKeySpec(
+          java.util.Base64.getMimeDecoder().decode(m.group(1)));
+      java.security.PrivateKey key = null;
+      for (String alg : new String[] {"RSA", "EC"}) {
+        try {
+          key = java.security.KeyFactory.getInstance(alg).generatePrivate(der);
+          break;
+        } catch (java.security.spec.InvalidKeySpecException e) {
+          // the next algorithm
+        }
+      }
+      if (key == null) {
+        throw new IllegalArgumentException("--key " + keyPem + ": neither an RSA nor an EC key");
+      }
+      char[] pw = "bench".toCharArray(); // the in-memory store's own
+      java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+      ks.load(null, null);
+      ks.setKeyEntry("client", key, pw, chain.toArray(new java.security.cert.Certificate[0]));
+      javax.net.ssl.KeyManagerFactory kmf = javax.net.ssl.KeyManagerFactory.getInstance(
+          javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+      kmf.init(ks, pw);
+      return kmf.getKeyManagers();
+    } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+      throw new IllegalArgumentException("--cert " + certPem + " / --key " + keyPem + ": "
+          + e.getMessage());
+    }
   }
 
   private static javax.net.ssl.TrustManager[] trustManagers(String pem) {

@@ -76,7 +76,7 @@ public final class Common {
         public String records;
         public boolean gate;
         public String user, password;
-        public String ca;
+        public String ca, cert, key;
         public double connectTimeout = 10;
         /** The program's own flags ({@link Program#flags}) that were given. */
         public final Set<String> flags = new HashSet<>();
@@ -124,8 +124,10 @@ public final class Common {
         {"records", "pc", "s", "PATH", "write the raw records (TSV) there when stopping"},
         {"gate", "pc", "", "", "read 'go' / 'stop' from stdin"},
         {"user", "pc", "s", "U", "broker user"},
-        {"password", "pc", "s", "P", "broker password"},
+        {"password", "pc", "s", "P", "broker password (or the environment's BB_PASSWORD)"},
         {"ca", "pc", "s", "FILE", "PEM CA that signed the broker's TLS certificate (ssl:// URLs)"},
+        {"cert", "pc", "s", "FILE", "PEM client certificate for mutual TLS (with --key)"},
+        {"key", "pc", "s", "FILE", "the client certificate's PEM private key, unencrypted"},
         {"connect-timeout", "pc", "d", "S", "give up connecting after S seconds, exit 3 (default 10)"},
         {"failover", "pc", "s", "LIST", "more addresses in --url's scheme: failover:(URL,LIST)?randomize=false&..."},
     };
@@ -187,9 +189,16 @@ public final class Common {
         o.gate = pr.hasMatchedOption("--gate");
         o.user = pr.matchedOptionValue("--user", null);
         o.password = pr.matchedOptionValue("--password", null);
+        if (o.password == null && o.user != null) o.password = System.getenv("BB_PASSWORD"); // off the process list
         if (o.password != null && o.user == null) usage("--password needs --user");
         o.ca = pr.matchedOptionValue("--ca", null);
         if (o.ca != null && !java.nio.file.Files.isReadable(java.nio.file.Path.of(o.ca))) usage("--ca: cannot read " + o.ca);
+        o.cert = pr.matchedOptionValue("--cert", null);
+        o.key = pr.matchedOptionValue("--key", null);
+        if ((o.cert == null) != (o.key == null)) usage("--cert and --key must be given together");
+        for (String f : new String[] {o.cert, o.key}) {
+            if (f != null && !java.nio.file.Files.isReadable(java.nio.file.Path.of(f))) usage("cannot read " + f);
+        }
         o.connectTimeout = pr.matchedOptionValue("--connect-timeout", 10.0);
         if (p) {
             o.persistent = pr.hasMatchedOption("--persistent");
@@ -433,13 +442,17 @@ public final class Common {
      */
     public static ActiveMQConnectionFactory factory(Opts o, String url) {
         ActiveMQConnectionFactory f;
-        if (o.ca != null) {
-            // verify the broker against the given CA (ActiveMQ checks the host name too)
+        if (o.ca != null || o.cert != null) {
+            // verify the broker against the given CA (ActiveMQ checks the host name too), else
+            // the JDK's trust store; show our own certificate when the broker asks (mutual TLS)
             org.apache.activemq.ActiveMQSslConnectionFactory sf = new org.apache.activemq.ActiveMQSslConnectionFactory(url);
             try {
-                sf.setKeyAndTrustManagers(null, trustManagers(o.ca), null);
+                sf.setKeyAndTrustManagers(o.cert != null ? keyManagers(o.cert, o.key) : null,
+                    o.ca != null ? trustManagers(o.ca) : null, null);
+            } catch (IllegalArgumentException e) {
+                usage(e.getMessage());
             } catch (Exception e) {
-                usage("--ca " + o.ca + ": " + e.getMessage());
+                usage("--ca " + o.ca + " / --cert " + o.cert + ": " + e.getMessage());
             }
             f = sf;
         } else {
@@ -469,6 +482,42 @@ public final class Common {
             interrupted = false;
             emit("reconnected", id, "\"t_ns\":" + nowNs() + ",\"n\":" + ++n);
         }
+    }
+
+    /** The client's own certificate (chain) and its unencrypted PKCS#8 PEM key, for mutual TLS. */
+    static javax.net.ssl.KeyManager[] keyManagers(String certPem, String keyPem) throws Exception {
+        java.util.List<java.security.cert.Certificate> chain = new java.util.ArrayList<>();
+        try (java.io.InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(certPem))) {
+            chain.addAll(java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in));
+        }
+        if (chain.isEmpty()) throw new IllegalArgumentException("--cert " + certPem + ": no certificate in the file");
+        java.util.regex.Matcher m = java.util.regex.Pattern
+            .compile("-----BEGIN PRIVATE KEY-----([A-Za-z0-9+/=\\s]+)-----END PRIVATE KEY-----")
+            .matcher(java.nio.file.Files.readString(java.nio.file.Path.of(keyPem)));
+        if (!m.find()) {
+            throw new IllegalArgumentException("--key " + keyPem + ": not an unencrypted PKCS#8 PEM key "
+                + "(BEGIN PRIVATE KEY; openssl pkcs8 -topk8 -nocrypt converts one)");
+        }
+        java.security.spec.PKCS8EncodedKeySpec der =
+            new java.security.spec.PKCS8EncodedKeySpec(java.util.Base64.getMimeDecoder().decode(m.group(1)));
+        java.security.PrivateKey key = null;
+        for (String alg : new String[] {"RSA", "EC"}) {
+            try {
+                key = java.security.KeyFactory.getInstance(alg).generatePrivate(der);
+                break;
+            } catch (java.security.spec.InvalidKeySpecException e) {
+                // the next algorithm
+            }
+        }
+        if (key == null) throw new IllegalArgumentException("--key " + keyPem + ": neither an RSA nor an EC key");
+        char[] pw = "bench".toCharArray();  // the in-memory store's own
+        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+        ks.load(null, null);
+        ks.setKeyEntry("client", key, pw, chain.toArray(new java.security.cert.Certificate[0]));
+        javax.net.ssl.KeyManagerFactory kmf =
+            javax.net.ssl.KeyManagerFactory.getInstance(javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+        kmf.init(ks, pw);
+        return kmf.getKeyManagers();
     }
 
     private static javax.net.ssl.TrustManager[] trustManagers(String pem) throws Exception {
