@@ -168,15 +168,15 @@ def check_login(spec) -> None:
     spec.auth = bool(spec.user)
 
 
-def connections(urls: list[str], user: str | None, ca: str | None,
+def connections(urls: list[str], user: str | None, trust: str,
                 cert: str | None = None) -> dict:
-    """What the point's connections used, by scheme: TLS or not, a login or not, which trust
-    the clients checked the broker against, and whether they showed a certificate."""
+    """What the point's connections used, by scheme: TLS or not, a login or not, what the
+    clients checked the broker's certificate against (``trust``, when a URL is TLS), and
+    whether they showed a certificate of their own."""
     schemes = sorted({u.split("://", 1)[0].split("(", 1)[0].lower() for u in urls})
     tls = any(is_tls(u) for u in urls)
     return {"schemes": schemes, "tls": bool(urls) and all(is_tls(u) for u in urls),
-            "login": user is not None,
-            "trust": ("the --ca bundle" if ca else "the system's trust store") if tls else None,
+            "login": user is not None, "trust": trust if tls else None,
             "client_certificate": bool(cert) and tls}
 
 

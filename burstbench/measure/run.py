@@ -418,9 +418,11 @@ class Runner:
         out.hosts = stack.hosts
         out.store_bytes = stack.store_bytes
         if out.client_urls:
+            trust = ("the --ca bundle" if self.spec.ca else "the system's trust store"
+                     ) if self.spec.broker_urls else "the bench's throwaway CA"
             out.connections = outside.connections(
                 sorted(out.client_urls), stack.credentials[0] if stack.credentials else None,
-                str(stack.ca) if stack.ca and self.spec.broker_urls else None, self.spec.cert)
+                trust, self.spec.cert)
 
     # -- the point's life --------------------------------------------------------------------
     def _drive(self, sup: Supervisor) -> None:

@@ -35,11 +35,12 @@ def test_tls_urls_make_a_tls_point_and_a_user_one_with_a_login(tmp_path, monkeyp
 
 
 def test_what_the_connections_used_is_read_from_the_urls():
-    assert outside.connections(["ssl://h:1", "stomp+ssl://h:2"], "app", "/ca.pem") == {
+    assert outside.connections(["ssl://h:1", "stomp+ssl://h:2"], "app", "the --ca bundle") == {
         "schemes": ["ssl", "stomp+ssl"], "tls": True, "login": True,
         "trust": "the --ca bundle", "client_certificate": False}
-    assert outside.connections(["ssl://h:1"], None, None, "/c.pem")["client_certificate"]
-    assert outside.connections(["tcp://h:1", "wss://h:3/"], None, None) == {
+    assert outside.connections(["ssl://h:1"], None, "x", "/c.pem")["client_certificate"]
+    assert outside.connections(["tcp://h:1", "wss://h:3/"], None,
+                               "the system's trust store") == {
         "schemes": ["tcp", "wss"], "tls": False, "login": False,
         "trust": "the system's trust store", "client_certificate": False}
-    assert outside.connections(["stomp://h:2"], None, None)["trust"] is None
+    assert outside.connections(["stomp://h:2"], None, "x")["trust"] is None
