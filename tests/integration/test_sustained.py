@@ -92,7 +92,10 @@ def _check_windows(out, m, spec):
     assert len(s["broker_samples"]) >= (span - 2) / sustained.SAMPLE_EVERY
     backlogs = [w["backlog"] for w in ones if w["measured"]]
     assert sum(b is not None for b in backlogs) >= len(backlogs) - 1
-    assert all(b >= 0 for b in backlogs if b is not None)
+    # ActiveMQ counts a non-persistent message after it is on the queue, where a consumer may
+    # already have taken it: a reading is short by at most one message per producer (a CI run
+    # with a CPU hog beside the suite read a negative backlog; docs/sustained.md)
+    assert all(b >= -spec.producers for b in backlogs if b is not None), backlogs
     measured = sum(1 for *_x, t in sent if t0 + spec.warmup * S <= t < t0 + span * S)
     assert s["messages_in_measured_period"] == {"sent": measured, "received": measured}
     assert isinstance(s["keeps_up"], bool)
