@@ -225,33 +225,53 @@ def preflight(spec) -> None:
 def check_stomp_login(ext: External, user: str | None, password: str | None,
                       timeout: float = 10.0) -> None:
     """A STOMP connection to the broker with the clients' login, then gone; OutsideError
-    naming the URL and the broker's own words when it is refused (nothing to try without a
-    STOMP URL: the clients then find out)."""
+    naming the URL and the broker's own words when it refuses the login, or stomp.py's when
+    the connection itself fails (nothing to try without a STOMP URL: the clients then find
+    out). stomp.py's log lines are kept for that one line, not printed."""
+    import logging
+
     import stomp
 
     url = ext.urls.get("stomp")
     if not url:
         return
     said: list[str] = []
+    logged: list[str] = []
 
     class L(stomp.ConnectionListener):
         def on_error(self, frame):
             said.append(frame.headers.get("message") or str(frame.body)[:200])
 
-    conn = _stats_connection(urlsplit(url), timeout, L(), ext.ca, ext.cert)
+    class Keep(logging.Handler):
+        def emit(self, record):
+            if record.levelno >= logging.WARNING:
+                logged.append(record.getMessage())
+
+    log = logging.getLogger("stomp.py")
+    keep, propagate = Keep(), log.propagate
+    log.addHandler(keep)
+    log.propagate = False
     try:
-        conn.connect(user, password, wait=True)
-    except Exception as e:  # noqa: BLE001 - whatever it was, the broker cannot be used so
-        time.sleep(0.2)  # the ERROR frame's words arrive with the close
-        why = said[0] if said else f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-        if "CERTIFICATE_VERIFY_FAILED" in why or "certificate verify failed" in why:
-            why += " (give the CA bundle that signed it with --ca)"
-        elif not said and ext.cert is None and is_tls(url):
-            why += (" (a broker that asks for the client's certificate refuses a connection "
-                    "without one: give --cert and --key)")
-        raise OutsideError(f"--broker-url {url}: the broker refused the connection"
-                           + (f" of user {user!r}" if user else "") + f": {why}") from None
-    conn.disconnect()
+        conn = _stats_connection(urlsplit(url), timeout, L(), ext.ca, ext.cert)
+        try:
+            conn.connect(user, password, wait=True)
+        except Exception as e:  # noqa: BLE001 - whatever it was, the broker cannot be used so
+            time.sleep(0.2)  # the ERROR frame's words arrive with the close
+            if said:
+                raise OutsideError(f"--broker-url {url}: the broker refused the login"
+                                   + (f" of user {user!r}" if user else "")
+                                   + f": {said[0]}") from None
+            why = logged[-1] if logged else f"{type(e).__name__}: {e}".rstrip(": ")
+            if "CERTIFICATE_VERIFY_FAILED" in why or "certificate verify failed" in why:
+                why += " (give the CA bundle that signed it with --ca)"
+            elif ext.cert is None and is_tls(url):
+                why += (" (a broker that asks for the client's certificate closes a "
+                        "connection without one: give --cert and --key)")
+            raise OutsideError(f"--broker-url {url}: cannot connect: {why}") from None
+        conn.disconnect()
+    finally:
+        log.removeHandler(keep)
+        log.propagate = propagate
 
 
 def inspect(ext: External, admin: Jolokia | None, user: str | None = None,

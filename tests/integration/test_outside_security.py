@@ -151,7 +151,7 @@ def test_a_wrong_password_is_one_line_and_nothing_runs(secured, tmp_path):
         "--count", "100", env={"BURSTBENCH_PASSWORD": "wrong"}))
     assert code == 2, err
     assert len(err.strip().splitlines()) == 1, err
-    assert f"the broker refused the connection of user '{USER}'" in err
+    assert f"the broker refused the login of user '{USER}'" in err
     assert out == "" and not (tmp_path / "latest").exists()  # no run began
     assert not [p for p in seen if psutil.pid_exists(p)
                 and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
