@@ -117,15 +117,26 @@ def is_tls(url: str) -> bool:
     return url.split("://", 1)[0].lower() in _TLS_SCHEMES
 
 
-def login_password(spec) -> str | None:
-    """The ``--user``'s password: from ``--password-file``, else BURSTBENCH_PASSWORD, else
-    None."""
+def _secret(path: str, env: str) -> str | None:
+    """A password from the file ``path`` (its line), else the environment variable ``env``,
+    else None: never from a command line."""
     import os
     from pathlib import Path
 
-    if spec.password_file:
-        return Path(spec.password_file).read_text().strip("\r\n")
-    return os.environ.get("BURSTBENCH_PASSWORD")
+    return Path(path).read_text().strip("\r\n") if path else os.environ.get(env)
+
+
+def login_password(spec) -> str | None:
+    """The ``--user``'s password: from ``--password-file``, else BURSTBENCH_PASSWORD."""
+    return _secret(spec.password_file, "BURSTBENCH_PASSWORD")
+
+
+def external(name: str, text: str, spec) -> External:
+    """``parse_external`` with the point's trust and client certificate on it."""
+    ext = parse_external(name, text)
+    ext.ca = spec.ca or None
+    ext.cert = (spec.cert, spec.key) if spec.cert else None
+    return ext
 
 
 def check_login(spec) -> None:
@@ -196,11 +207,7 @@ def admins(spec) -> list[Jolokia]:
     """The point's ``--broker-admin`` endpoints, in the order of its brokers, with the console
     user and its password (from ``--admin-password-file``, else BURSTBENCH_ADMIN_PASSWORD;
     never from the command line, never recorded)."""
-    import os
-    from pathlib import Path
-
-    password = (Path(spec.admin_password_file).read_text().strip("\r\n")
-                if spec.admin_password_file else os.environ.get("BURSTBENCH_ADMIN_PASSWORD"))
+    password = _secret(spec.admin_password_file, "BURSTBENCH_ADMIN_PASSWORD")
     return [Jolokia(url, spec.admin_user or None, password, ca=spec.ca or None)
             for url in spec.broker_admin]
 
@@ -217,9 +224,7 @@ def preflight(spec) -> None:
     except OSError as e:
         raise OutsideError(f"--password-file: {e.strerror}: {spec.password_file}") from None
     for i, text in enumerate(spec.broker_urls):
-        ext = parse_external(f"#{i + 1}", text)
-        ext.ca, ext.cert = spec.ca or None, (spec.cert, spec.key) if spec.cert else None
-        check_stomp_login(ext, spec.user or None, pw)
+        check_stomp_login(external(f"#{i + 1}", text, spec), spec.user or None, pw)
 
 
 def check_stomp_login(ext: External, user: str | None, password: str | None,
@@ -228,6 +233,7 @@ def check_stomp_login(ext: External, user: str | None, password: str | None,
     naming the URL and the broker's own words when it refuses the login, or stomp.py's when
     the connection itself fails (nothing to try without a STOMP URL: the clients then find
     out). stomp.py's log lines are kept for that one line, not printed."""
+    import contextlib
     import logging
 
     import stomp
@@ -238,9 +244,17 @@ def check_stomp_login(ext: External, user: str | None, password: str | None,
     said: list[str] = []
     logged: list[str] = []
 
+    state = {"connected": False, "gone": False}
+
     class L(stomp.ConnectionListener):
         def on_error(self, frame):
             said.append(frame.headers.get("message") or str(frame.body)[:200])
+
+        def on_connected(self, frame):
+            state["connected"] = True
+
+        def on_disconnected(self):
+            state["gone"] = True
 
     class Keep(logging.Handler):
         def emit(self, record):
@@ -254,8 +268,19 @@ def check_stomp_login(ext: External, user: str | None, password: str | None,
     try:
         conn = _stats_connection(urlsplit(url), timeout, L(), ext.ca, ext.cert)
         try:
-            conn.connect(user, password, wait=True)
+            # stomp.py's own wait has no end when TLS is closed under it (a broker asking for
+            # a client certificate): wait here, up to ``timeout``
+            conn.connect(user, password, wait=False)
+            deadline = time.monotonic() + timeout
+            while not (state["connected"] or state["gone"] or said):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no answer to CONNECT in {timeout:g} s")
+                time.sleep(0.05)
+            if not state["connected"]:
+                raise stomp.exception.ConnectFailedException()
         except Exception as e:  # noqa: BLE001 - whatever it was, the broker cannot be used so
+            with contextlib.suppress(Exception):
+                conn.disconnect()
             time.sleep(0.2)  # the ERROR frame's words arrive with the close
             if said:
                 raise OutsideError(f"--broker-url {url}: the broker refused the login"

@@ -155,9 +155,7 @@ class Stack:
                 self.credentials = (spec.user, outside.login_password(spec) or "")
             self.ca = Path(spec.ca) if spec.ca else None
             for i, (name, text) in enumerate(zip(lay.brokers, spec.broker_urls)):
-                ext = outside.parse_external(name, text)
-                ext.ca = spec.ca or None
-                ext.cert = (spec.cert, spec.key) if spec.cert else None
+                ext = outside.external(name, text, spec)
                 admin = admins[i] if i < len(admins) else None
                 try:
                     outside.inspect(ext, admin, *(self.credentials or (None, None)))
