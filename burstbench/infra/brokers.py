@@ -39,6 +39,13 @@ _GIVEN_FILE = Path(os.environ.get("TMPDIR", "/tmp")) / "burstbench-ports-given"
 _GIVEN_FOR_S = 60.0
 
 
+def _kernel_port(host: str) -> int:
+    """The port the kernel gives a bind to port 0 on host, released at once."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A port the kernel says is free now (bind to 0), never one of the last 256 this process
     handed out nor one another harness process on this machine handed out in the last minute:
@@ -64,9 +71,7 @@ def free_port(host: str = "127.0.0.1") -> int:
             if p.isdigit() and t and now - float(t) < _GIVEN_FOR_S:
                 recent[int(p)] = float(t)
         for _ in range(64):
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-                s.bind((host, 0))
-                port = s.getsockname()[1]
+            port = _kernel_port(host)
             if port not in _GIVEN and port not in recent:
                 _GIVEN.append(port)
                 if f is not None:
