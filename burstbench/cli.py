@@ -95,8 +95,13 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--queues", type=_int(1), default=1, help="queues the messages spread over")
     p.add_argument("--persistent", action="store_true", help="persistent delivery")
+    p.add_argument("--broker", default="classic", choices=["classic", "artemis"],
+                   help="the broker the bench starts: ActiveMQ Classic 6.1.7 (default) or "
+                   "ActiveMQ Artemis 2.44.0")
     p.add_argument(
-        "--persistence", default="none", help="broker store: none, kahadb, kahadb-nosync"
+        "--persistence", default="none",
+        help="broker store: none; Classic: kahadb, kahadb-nosync; Artemis: journal, "
+        "journal-nosync; either: jdbc-postgres, jdbc-mariadb (Classic also jdbc-derby)"
     )
     p.add_argument(
         "--ack", default="auto", choices=["auto", "client", "client-individual", "dups-ok"]
@@ -222,6 +227,7 @@ def spec_from(args) -> PointSpec:
         bursts=args.bursts,
         queues=args.queues,
         persistent=args.persistent,
+        broker=args.broker,
         persistence=args.persistence,
         ack=args.ack,
         prefetch=args.prefetch,

@@ -1,8 +1,16 @@
-"""ActiveMQ Classic brokers: render an ordinary activemq.xml, start it, know when it is ready.
+"""ActiveMQ brokers the bench starts: render an ordinary configuration file, start the broker,
+know when it is ready.
 
-A broker is ``broker/`` (a Maven module embedding ActiveMQ 6.1.7) running a file rendered from
-``broker/templates/activemq.xml.j2``. Ready means the launcher printed its ready line *and*
-every port accepts a TCP connection; there is no fixed sleep anywhere.
+Two kinds, one protocol between launcher and harness (the ready line, ``stats``, ``hold``):
+
+- ``classic``: ``broker/`` (a Maven module embedding ActiveMQ Classic 6.1.7) running an
+  activemq.xml rendered from ``broker/templates/activemq.xml.j2``;
+- ``artemis``: ``broker/artemis/`` (embedding ActiveMQ Artemis 2.44.0) running a broker.xml
+  rendered from ``broker/templates/broker.xml.j2``, with JAAS's properties login module for
+  users, as the Artemis distribution configures it.
+
+Ready means the launcher printed its ready line *and* every port accepts a TCP connection;
+there is no fixed sleep anywhere.
 """
 
 from __future__ import annotations
@@ -22,7 +30,50 @@ from burstbench import paths
 from burstbench.infra.procs import Child, Supervisor
 
 ACTIVEMQ_VERSION = "6.1.7"
-PERSISTENCE = ("none", "kahadb", "kahadb-nosync", "jdbc-derby", "jdbc-postgres", "jdbc-mariadb")
+ARTEMIS_VERSION = "2.44.0"
+KINDS = ("classic", "artemis")
+PRODUCTS = {"classic": "ActiveMQ Classic", "artemis": "ActiveMQ Artemis"}
+PERSISTENCE = ("none", "kahadb", "kahadb-nosync", "journal", "journal-nosync", "jdbc-derby",
+               "jdbc-postgres", "jdbc-mariadb")
+# the stores each kind has: KahaDB is Classic's, the journal Artemis's; Artemis's JDBC store
+# knows PostgreSQL and MySQL/MariaDB (Derby only embedded in a test of its own)
+STORES = {"classic": ("none", "kahadb", "kahadb-nosync", "jdbc-derby", "jdbc-postgres",
+                      "jdbc-mariadb"),
+          "artemis": ("none", "journal", "journal-nosync", "jdbc-postgres", "jdbc-mariadb")}
+
+
+# a STOMP MESSAGE frame's bytes beside its body, about: the bench's headers (bb_id, bb_seq,
+# bb_sent_ns, bb_nonce, bb_crc), the broker's (destination, message-id, subscription,
+# timestamp, expires, priority, persistent, content-length) and the frame's own
+STOMP_FRAME_OVERHEAD = 512
+
+
+def stomp_window(product: str, ack: str, prefetch: int, size: int) -> int | None:
+    """The ``consumer-window-size`` a STOMP consumer sends on ``product``, or None where
+    ``activemq.prefetchSize`` means what it says (messages: ActiveMQ Classic).
+
+    ActiveMQ Artemis reads both headers as a window in *bytes* and returns a consumer's credits
+    only when it acknowledges: with ``ack:auto`` any window stalls the subscription after its
+    first window's worth (Artemis 2.44.0's StompSession acknowledges auto deliveries without
+    giving credits back), so auto gets -1, Artemis's own default for auto (no limit); the
+    client modes get ``prefetch`` frames' worth of bytes, so a consumer still holds about
+    ``prefetch`` messages, as on Classic."""
+    if product != PRODUCTS["artemis"]:
+        return None
+    if ack == "auto":
+        return -1
+    return prefetch * (size + STOMP_FRAME_OVERHEAD)
+
+
+def check_store(kind: str, persistence: str) -> None:
+    """Raise BrokerError (one line) when broker ``kind`` has no store ``persistence``."""
+    if persistence not in STORES[kind]:
+        twin = {"kahadb": "journal", "kahadb-nosync": "journal-nosync"}.get(persistence)
+        hint = (f" (Artemis's own store is {twin})" if kind == "artemis" and twin else
+                " (the journal is Artemis's store; Classic's is kahadb)"
+                if persistence.startswith("journal") else "")
+        raise BrokerError(f"{PRODUCTS[kind]} has no store {persistence!r}{hint}; it has: "
+                          f"{', '.join(STORES[kind])}")
 
 
 class BrokerError(RuntimeError):
@@ -111,6 +162,7 @@ class BrokerSpec:
 
     name: str = "bench"
     host: str = "127.0.0.1"
+    kind: str = "classic"  # classic or artemis (KINDS)
     persistence: str = "none"
     data_dir: Path | None = None
     openwire_port: int = 0
@@ -144,9 +196,12 @@ class BrokerSpec:
     kahadb_attrs: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise BrokerError(f"unknown broker kind {self.kind!r} (have: {', '.join(KINDS)})")
         if self.persistence not in PERSISTENCE:
             raise BrokerError(f"unknown persistence {self.persistence!r} "
                               f"(expected one of {', '.join(PERSISTENCE)})")
+        check_store(self.kind, self.persistence)
 
 
 @dataclass
@@ -154,7 +209,15 @@ class Broker:
     spec: BrokerSpec
     child: Child
     xml_path: Path
-    version: str = ACTIVEMQ_VERSION
+    version: str = ""
+
+    def __post_init__(self) -> None:
+        self.version = self.version or (ARTEMIS_VERSION if self.spec.kind == "artemis"
+                                        else ACTIVEMQ_VERSION)
+
+    @property
+    def product(self) -> str:
+        return PRODUCTS[self.spec.kind]
 
     @property
     def openwire_url(self) -> str:
@@ -210,14 +273,21 @@ class Broker:
         return total
 
 
-def render(spec: BrokerSpec) -> str:
-    """The activemq.xml text for ``spec`` (ports must already be chosen)."""
-    env = jinja2.Environment(
+def _templates() -> jinja2.Environment:
+    return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(paths.BROKER_TEMPLATES)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
     )
+
+
+def render(spec: BrokerSpec) -> str:
+    """The configuration file for ``spec`` (ports must already be chosen): an activemq.xml
+    for Classic, a broker.xml for Artemis."""
+    if spec.kind == "artemis":
+        return render_artemis(spec)
+    env = _templates()
     store = {"none": "memory", "kahadb": "kahadb", "kahadb-nosync": "kahadb"}.get(
         spec.persistence, "jdbc"
     )
@@ -271,8 +341,79 @@ def render(spec: BrokerSpec) -> str:
     )
 
 
-def java_argv(xml_path: Path, heap: str = "1g", extra: list[str] | None = None) -> list[str]:
-    cp = f"{paths.BROKER_CLASSES}{os.pathsep}{paths.BROKER_LIB}/*"
+# Artemis's acceptors as its distribution writes them (etc/broker.xml), one protocol each: the
+# STOMP ones map the STOMP destinations /queue/NAME and /topic/NAME to an anycast and a
+# multicast address NAME, as an ActiveMQ Classic user's clients expect (competing consumers
+# on /queue/, a copy per subscriber on /topic/); the WebSocket acceptor is a STOMP acceptor
+# (Artemis upgrades an HTTP request on any STOMP acceptor), its frames up to 100 MiB.
+_ARTEMIS_ACCEPTOR = "tcpSendBufferSize=1048576;tcpReceiveBufferSize=1048576;useEpoll=true"
+_STOMP_PREFIXES = "anycastPrefix=/queue/;multicastPrefix=/topic/"
+
+
+def render_artemis(spec: BrokerSpec) -> str:
+    """The broker.xml text for an Artemis ``spec`` (ports chosen)."""
+    h = spec.host
+    tls = ""
+    if spec.tls:
+        tls = (f";sslEnabled=true;keyStorePath={spec.tls.keystore};keyStoreType=PKCS12"
+               f";keyStorePassword={spec.tls.password}")
+    acceptors = [
+        {"name": "openwire", "uri": f"tcp://{h}:{spec.openwire_port}?protocols=OPENWIRE;"
+         f"{_ARTEMIS_ACCEPTOR};supportAdvisory=false;suppressInternalManagementObjects=true"
+         + tls},
+        {"name": "stomp", "uri": f"tcp://{h}:{spec.stomp_port}?protocols=STOMP;"
+         f"{_ARTEMIS_ACCEPTOR};{_STOMP_PREFIXES}" + tls},
+        {"name": "ws", "uri": f"tcp://{h}:{spec.ws_port}?protocols=STOMP;{_ARTEMIS_ACCEPTOR};"
+         f"{_STOMP_PREFIXES};webSocketMaxFramePayloadLength=104857600" + tls},
+    ]
+    return _templates().get_template("broker.xml.j2").render(
+        name=spec.name,
+        data_dir=str(spec.data_dir),
+        persistent=spec.persistence != "none",
+        sync=spec.persistence in ("journal", *(p for p in PERSISTENCE if p.startswith("jdbc"))),
+        jdbc=spec.jdbc,
+        users=spec.users,
+        acceptors=acceptors,
+        global_max_size=spec.memory_limit.upper().removesuffix("B"),
+        # Artemis's answer to a full address as it ships: PAGE (to disk)
+        full_policy="PAGE",
+    )
+
+
+def write_login(spec: BrokerSpec, workdir: Path) -> Path | None:
+    """JAAS files for an Artemis ``spec`` with users, as the distribution's etc/ has them:
+    login.config naming PropertiesLoginModule, artemis-users.properties and
+    artemis-roles.properties beside it (every user in role ``bench``; the module reads them
+    relative to login.config's directory). None without users."""
+    if spec.kind != "artemis" or not spec.users:
+        return None
+    d = workdir / f"login-{spec.name}"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "artemis-users.properties").write_text(
+        "".join(f"{u['name']} = {u['password']}\n" for u in spec.users))
+    (d / "artemis-roles.properties").write_text(
+        "bench = " + ",".join(u["name"] for u in spec.users) + "\n")
+    for f in ("artemis-users.properties", "artemis-roles.properties"):
+        (d / f).chmod(0o600)
+    login = d / "login.config"
+    login.write_text(
+        "activemq {\n"
+        "  org.apache.activemq.artemis.spi.core.security.jaas.PropertiesLoginModule required\n"
+        "    reload=false\n"
+        '    org.apache.activemq.jaas.properties.user="artemis-users.properties"\n'
+        '    org.apache.activemq.jaas.properties.role="artemis-roles.properties";\n'
+        "};\n")
+    return login
+
+
+def java_argv(xml_path: Path, heap: str = "1g", extra: list[str] | None = None,
+              kind: str = "classic") -> list[str]:
+    if kind == "artemis":
+        cp = f"{paths.ARTEMIS_CLASSES}{os.pathsep}{paths.ARTEMIS_LIB}/*"
+        main = "burstbench.artemis.Main"
+    else:
+        cp = f"{paths.BROKER_CLASSES}{os.pathsep}{paths.BROKER_LIB}/*"
+        main = "burstbench.broker.Main"
     return [
         "java",
         f"-Xms{heap}",
@@ -281,7 +422,7 @@ def java_argv(xml_path: Path, heap: str = "1g", extra: list[str] | None = None) 
         "-Djava.net.preferIPv4Stack=true",
         "-cp",
         cp,
-        "burstbench.broker.Main",
+        main,
         *(extra or []),
         str(xml_path),
     ]
@@ -304,7 +445,10 @@ def start(
     ``launcher`` (a ``burstbench.infra.launch.Ssh``) runs the broker on another host: its
     activemq.xml is copied there first.
     """
-    paths.require_built("broker", paths.BROKER_CLASSES)
+    if spec.kind == "artemis":
+        paths.require_built("the Artemis broker", paths.ARTEMIS_CLASSES)
+    else:
+        paths.require_built("broker", paths.BROKER_CLASSES)
     fixed = spec.openwire_port and spec.stomp_port and spec.ws_port
     last_error = ""
     for attempt in range(1 if fixed else 3):
@@ -316,13 +460,19 @@ def start(
             )
         spec.data_dir = Path(spec.data_dir or workdir / f"broker-{spec.name}")
         spec.data_dir.mkdir(parents=True, exist_ok=True)
-        xml_path = workdir / f"activemq-{spec.name}.xml"
+        xml_path = workdir / (f"broker-{spec.name}.xml" if spec.kind == "artemis"
+                              else f"activemq-{spec.name}.xml")
         xml_path.write_text(render(spec))
-        argv = java_argv(xml_path, spec.heap, ["--watch-stdin"])
+        extra = ["--watch-stdin"]
+        login = write_login(spec, workdir)
+        if login is not None:
+            extra += ["--login-config", str(login)]
+        argv = java_argv(xml_path, spec.heap, extra, spec.kind)
         if spec.cpus:
             argv = ["taskset", "-c", spec.cpus, *argv]
         if launcher is not None:
-            launcher.put(xml_path)
+            for f in [xml_path, *(sorted(login.parent.iterdir()) if login else [])]:
+                launcher.put(f)
             cmd, cwd = launcher.command(argv, cwd=spec.data_dir), None
         else:
             # whatever the broker writes beside it (derby.log) stays in its data directory

@@ -87,6 +87,11 @@ class Stack:
     def broker_version(self) -> str:
         return next((b.version for b in reversed(list(self.brokers.values()))), "")
 
+    @property
+    def broker_product(self) -> str:
+        """``ActiveMQ Classic`` or ``ActiveMQ Artemis`` (an outside broker: what it said)."""
+        return next((b.product for b in reversed(list(self.brokers.values()))), "")
+
     def broker_for(self, role: str, i: int) -> tuple[str, brokers.Broker]:
         """The broker the ``i``-th ``role`` client connects to, with its topology name."""
         names = self.layout.producer_hosts if role == "producer" else self.layout.consumer_hosts
@@ -192,7 +197,7 @@ class Stack:
         specs = {}
         for name in lay.brokers:
             specs[name] = brokers.BrokerSpec(
-                name=name, host=hosts[name], persistence=spec.persistence,
+                name=name, host=hosts[name], kind=spec.broker, persistence=spec.persistence,
                 queue_prefetch=spec.prefetch, producer_flow_control=spec.producer_flow_control,
                 optimized_dispatch=spec.optimized_dispatch, tcp_nodelay=spec.tcp_nodelay,
                 cpus=spec.cpus_broker,
@@ -219,7 +224,8 @@ class Stack:
                 on = self.remote.broker_host(name)
                 kw = {"launcher": self.remote.launchers[on],
                       "probe": lambda host, port, h=on: self.remote.probe(h, port)}
-            self.progress(f"starting broker {name} ({bs.persistence}, {bs.host})")
+            self.progress(f"starting broker {name} ({brokers.PRODUCTS[bs.kind]}, "
+                          f"{bs.persistence}, {bs.host})")
             self.brokers[name] = brokers.start(self.sup, bs, self.work, **kw)
         self._wait_bridges()
 

@@ -11,11 +11,14 @@ from burstbench.measure import live, results
 from burstbench.measure.run import Outcome, PointFailed, PointSpec, Runner, metrics
 
 
-def versions(spec: PointSpec, broker_version: str) -> dict:
+def versions(spec: PointSpec, broker_version: str, broker_product: str = "") -> dict:
+    from burstbench.infra import brokers
+
     prods, cons = spec.slots()
     names = sorted({r.client.name for r in (*prods, *cons)})
+    product = broker_product or ("unknown" if spec.broker_urls else brokers.PRODUCTS[spec.broker])
     return {
-        "broker": {"name": "ActiveMQ Classic", "version": broker_version},
+        "broker": {"name": product, "version": broker_version},
         "clients": {n: clients.version(n) for n in names},
         "runtimes": results.runtimes(),
     }
@@ -65,7 +68,7 @@ def document(outcome: Outcome, started: str) -> dict:
         "wall_s": round(outcome.wall_s, 2),
     }
     try:
-        doc["versions"] = versions(spec, outcome.broker_version)
+        doc["versions"] = versions(spec, outcome.broker_version, outcome.broker_product)
     except ValueError as e:  # unknown client: the point never started
         doc["versions"] = {"error": str(e)}
     if outcome.producer_records or outcome.consumer_records:
@@ -103,6 +106,8 @@ def document(outcome: Outcome, started: str) -> dict:
     }
     if outcome.connections is not None:
         doc["connections"] = outcome.connections
+    if outcome.flow_control:
+        doc["flow_control"] = outcome.flow_control
     return doc
 
 

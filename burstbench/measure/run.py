@@ -48,6 +48,9 @@ class PointSpec:
     bursts: int = 4
     queues: int = 1
     persistent: bool = False
+    # the broker the bench starts: classic (ActiveMQ Classic 6.1.7) or artemis (ActiveMQ
+    # Artemis 2.44.0), see burstbench/infra/brokers.py; unused with broker_urls
+    broker: str = "classic"
     persistence: str = "none"
     ack: str = "auto"
     prefetch: int = 1000
@@ -118,14 +121,18 @@ class PointSpec:
             [cons[i % len(cons)] for i in range(self.consumers)],
         )
 
-    def client_args(self, role: str) -> list[str]:
+    def client_args(self, role: str, r: clients.Resolved | None = None,
+                    product: str = "") -> list[str]:
         """The contract options this point gives every ``role`` client (clients/options.yaml;
-        the runner adds the addresses, ids, nonce, records and credentials)."""
+        the runner adds the addresses, ids, nonce, records and credentials): ``r`` a STOMP
+        consumer on ActiveMQ Artemis (``product``) gets its window in bytes too."""
         args = ["--count", str(self.count), "--size", str(self.size), "--bursts", str(self.bursts)]
         if self.tx_batch:
             args += ["--tx-batch", str(self.tx_batch)]
         if role == "consumer":
-            return args + ["--ack", self.ack, "--prefetch", str(self.prefetch)]
+            args += ["--ack", self.ack, "--prefetch", str(self.prefetch)]
+            window = self.stomp_window(r, product)
+            return args + (["--window-bytes", str(window)] if window is not None else [])
         if self.persistent:
             args.append("--persistent")
         if self.rate:
@@ -133,6 +140,28 @@ class PointSpec:
         if self.duration:
             args += ["--duration", f"{self.warmup + self.duration:g}"]
         return args
+
+    def stomp_window(self, r: clients.Resolved | None, product: str = "") -> int | None:
+        """``--window-bytes`` for consumer ``r`` on ``product`` (the broker the bench starts
+        when not given), None when it sends activemq.prefetchSize (brokers.stomp_window)."""
+        if r is None or r.protocol not in ("stomp", "ws"):
+            return None
+        product = product or ("" if self.broker_urls else brokers.PRODUCTS[self.broker])
+        # transactions acknowledge each message (client-individual) inside them
+        ack = "client-individual" if self.tx_batch and self.ack == "auto" else self.ack
+        return brokers.stomp_window(product, ack, self.prefetch, self.size)
+
+    def flow_control(self, product: str) -> dict:
+        """What each consumer of the point was told to hold at most, by the protocol it
+        speaks, for the result file."""
+        cons = self.slots()[1]
+        out = {}
+        for r in {r.label: r for r in cons}.values():
+            w = self.stomp_window(r, product)
+            out[r.label] = (f"consumer-window-size {w} bytes" if w not in (None, -1) else
+                            "consumer-window-size -1 (no limit)" if w == -1 else
+                            f"prefetch {self.prefetch} messages")
+        return out
 
     def validate(self) -> None:
         """Raise ValueError with one line naming the first bad parameter."""
@@ -151,6 +180,7 @@ class PointSpec:
         for ok, why in checks:
             if not ok:
                 raise ValueError(why)
+        self._check_broker()
         topology.check(self.topology, self.discovery, self.hosts)
         if self.broker_urls:
             need = len(topology.layout(self.topology).brokers)
@@ -211,11 +241,45 @@ class PointSpec:
         # every value a client will get, against clients/options.yaml (BadOption: one line)
         for role, slots in (("producer", prods), ("consumer", cons)):
             for r in {r.label: r for r in slots}.values():
-                options.check(r, role, self.client_args(role), complete=False)
+                options.check(r, role, self.client_args(role, r), complete=False)
         for r in {r.client.name: r for r in (*prods, *cons)}.values():
             why = r.client.missing()
             if why:
                 raise ValueError(why)
+
+    def _check_broker(self) -> None:
+        """The broker kind exists, has the store asked for, and can do what the point asks."""
+        if self.broker not in brokers.KINDS:
+            raise ValueError(f"unknown --broker {self.broker!r} (have: {', '.join(brokers.KINDS)})")
+        if self.broker != "classic" and self.broker_urls:
+            raise ValueError("--broker is the broker the bench starts; with --broker-url "
+                             "the broker is the one at that URL")
+        try:
+            if not self.broker_urls:
+                brokers.check_store(self.broker, self.persistence)
+        except brokers.BrokerError as e:
+            raise ValueError(str(e)) from None
+        if self.broker == "classic" or self.broker_urls:
+            return
+        why = {
+            "optimized_dispatch": "--optimized-dispatch is ActiveMQ Classic's queue policy",
+            "tcp_nodelay": "--tcp-nodelay: Artemis's acceptors set TCP_NODELAY already "
+                           "(tcpNoDelay=true as it ships)",
+        }
+        for attr, text in why.items():
+            if getattr(self, attr):
+                raise ValueError(f"{text}; not with --broker artemis")
+        if not self.producer_flow_control:
+            raise ValueError("--no-flow-control is ActiveMQ Classic's producer flow control; "
+                             "Artemis pages a full address to disk as it ships (not with "
+                             "--broker artemis)")
+        if topology.layout(self.topology).brokers[1:]:
+            raise ValueError(f"topology {self.topology}: networks of brokers are ActiveMQ "
+                             "Classic's network connectors; Artemis's clustering is not "
+                             "built yet (--broker artemis runs topology single)")
+        if self.hosts != "loopback":
+            raise ValueError("--broker artemis runs on this machine's loopback only so far "
+                             f"(not --hosts {self.hosts})")
 
     def params(self) -> dict:
         d = asdict(self)
@@ -249,6 +313,7 @@ class Outcome:
     spec: PointSpec
     point_dir: Path
     broker_version: str = ""
+    broker_product: str = ""
     status: str = "ok"
     errors: list[str] = field(default_factory=list)
     producer_records: list = field(default_factory=list)
@@ -277,6 +342,8 @@ class Outcome:
     # were given, not the flags (burstbench/infra/outside.py connections)
     connections: dict | None = None
     client_urls: set = field(default_factory=set)
+    # what each consumer may hold, as it was told (PointSpec.flow_control)
+    flow_control: dict = field(default_factory=dict)
 
 
 def _wait_all(
@@ -413,6 +480,9 @@ class Runner:
         """What the outcome records of the infrastructure (kept after it is gone)."""
         out, stack = self.outcome, self.stack
         out.broker_version = stack.broker_version
+        out.broker_product = stack.broker_product
+        if stack.brokers:
+            out.flow_control = out.spec.flow_control(stack.broker_product)
         out.external = dict(stack.external)
         out.namespaces = list(stack.namespaces)
         out.hosts = stack.hosts
@@ -501,7 +571,7 @@ class Runner:
         self.outcome.client_urls.add(url)
         args = [
             "--url", url, "--destinations", dests,
-            *spec.client_args(role), "--id", ident, "--gate",
+            *spec.client_args(role, r, broker.product), "--id", ident, "--gate",
             "--records", str(rec / f"{ident}.tsv"),
         ]  # fmt: skip
         if role == "producer":

@@ -117,6 +117,7 @@ const OPTIONS = [
   ['nonce', 'string', 'p', 'NONCE', 'run nonce stamped on every message as bb_nonce (default 0)'],
   ['ack', 'string', 'c', 'MODE', 'auto | client | client-individual (default auto; dups-ok unsupported)'],
   ['prefetch', 'string', 'c', 'N', 'activemq.prefetchSize (default 1000)'],
+  ['window-bytes', 'string', 'c', 'N', 'send consumer-window-size N (Artemis: bytes, -1 = no limit) instead of activemq.prefetchSize'],
   ['tx-batch', 'string', 'pc', 'N', 'STOMP transactions of N messages (default 0 = none)'],
   ['id', 'string', 'pc', 'ID', 'process id [A-Za-z0-9_.-]{1,64} (default p1 / c1)'],
   ['records', 'string', 'pc', 'PATH', 'write raw records (TSV) there at stop'],
@@ -220,6 +221,7 @@ export function parseArgs(role, argv) {
       fail(2, `--ack ${o.ack}: not a mode of the STOMP client (auto, client, client-individual)`);
     }
     o.prefetch = int('prefetch', raw.prefetch, 1, 1000);
+    o.windowBytes = int('window-bytes', raw['window-bytes'], -1, undefined);
   }
   return o;
 }
@@ -533,4 +535,11 @@ export function writeRecords(path, header, n, line) {
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** The SUBSCRIBE header that bounds what the broker pushes ahead: ActiveMQ Classic's
+ * activemq.prefetchSize (messages), or with --window-bytes Artemis's consumer-window-size. */
+export function flowControl(o) {
+  return o.windowBytes === undefined ? { 'activemq.prefetchSize': String(o.prefetch) }
+    : { 'consumer-window-size': String(o.windowBytes) };
 }

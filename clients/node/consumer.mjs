@@ -3,7 +3,8 @@
 
 import { crc32 } from 'node:zlib';
 import {
-  connect, disconnect, emit, fail, gate, hr, hrToEpoch, nowNs, parseArgs, wire, writeRecords,
+  connect, disconnect, emit, fail, flowControl, gate, hr, hrToEpoch, nowNs, parseArgs, wire,
+  writeRecords,
 } from './common.mjs';
 import { performance } from 'node:perf_hooks';
 
@@ -120,7 +121,7 @@ await new Promise((resolve) => {
     const sub = { id: `sub-${di}`, held: null, n: 0 };
     subs.push(sub);
     sub.handler = handler(di, sub);
-    const headers = { id: sub.id, ack: stompAck, 'activemq.prefetchSize': String(o.prefetch) };
+    const headers = { id: sub.id, ack: stompAck, ...flowControl(o) };
     if (di === o.destinations.length - 1) headers.receipt = receipt;
     client.subscribe(`/queue/${d}`, sub.handler, headers);
   });
@@ -137,7 +138,7 @@ function onReconnect() {
     sub.held = null;
     sub.n = 0;
     client.subscribe(`/queue/${d}`, sub.handler,
-      { id: sub.id, ack: stompAck, 'activemq.prefetchSize': String(o.prefetch) });
+      { id: sub.id, ack: stompAck, ...flowControl(o) });
   });
 }
 conn.cancelTimer();

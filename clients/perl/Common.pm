@@ -57,6 +57,7 @@ my @OPTIONS = (
     ['nonce=s',           'p',  'N',      'run nonce stamped on every message (bb_nonce) [0]'],
     ['ack=s',             'c',  'MODE',   'auto | client | client-individual [auto]'],
     ['prefetch=i',        'c',  'N',      'activemq.prefetchSize [1000]'],
+    ['window-bytes=i',    'c',  'N',      'send consumer-window-size N (Artemis: bytes, -1 = no limit) instead of activemq.prefetchSize'],
     ['tx-batch=i',        'pc', 'N',      'STOMP transactions of N messages, 0 = none [0]'],
     ['id=s',              'pc', 'ID',     'process id [A-Za-z0-9_.-]{1,64} [p1 / c1]'],
     ['records=s',         'pc', 'PATH',   'write raw records (TSV) at stop'],
@@ -110,7 +111,8 @@ sub parse_args {
     if ($o{help})    { print usage($role); exit 0 }
     if ($o{version}) { print version_line(), "\n"; exit 0 }
     for (qw(url destinations)) { fail(2, "missing required option --$_") unless defined $o{$_} }
-    my %min = (count => ($producer ? 1 : 0), size => 1, bursts => 1, 'tx-batch' => 0, prefetch => 1);
+    my %min = (count => ($producer ? 1 : 0), size => 1, bursts => 1, 'tx-batch' => 0, prefetch => 1,
+               'window-bytes' => -1);
     for (grep { defined $o{$_} } keys %min) {
         fail(2, "--$_ must be an integer >= $min{$_}: $o{$_}") if $o{$_} < $min{$_};
     }

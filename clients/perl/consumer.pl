@@ -277,7 +277,8 @@ my $rc = eval {
     for my $i (0 .. $n - 1) {
         $stomp->subscribe({
             destination => "/queue/$o->{dests}[$i]", id => "bb-sub-$i", ack => $sub_ack,
-            'activemq.prefetchSize' => $o->{prefetch},
+            (defined $o->{'window-bytes'} ? ('consumer-window-size' => $o->{'window-bytes'})
+                                           : ('activemq.prefetchSize' => $o->{prefetch})),
             ($i == $n - 1 ? (receipt => "bb-$id-subscribed") : ()),
         });
     }

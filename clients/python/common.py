@@ -97,6 +97,9 @@ def parser(role: str) -> ArgumentParser:
         add("--ack", default="auto", choices=["auto", "client", "client-individual", "dups-ok"],
             help="acknowledgement mode")
         add("--prefetch", type=positive(1), default=1000, help="activemq.prefetchSize")
+        add("--window-bytes", type=positive(-1), default=None,
+            help="send consumer-window-size N (Artemis: bytes, -1 = no limit) instead of "
+            "activemq.prefetchSize")
     add("--tx-batch", type=positive(0), default=0, help="transactions of N messages, 0 = none")
     add("--id", default="p1" if producer else "c1", help="process id")
     add("--records", help="write the raw records (TSV) there at stop")

@@ -152,6 +152,14 @@ def _field(value: str) -> str:
     return value.replace("\t", "?").replace("\n", "?").replace("\r", "?")
 
 
+
+def flow_control(args) -> dict[str, str]:
+    """The SUBSCRIBE header that bounds what the broker pushes ahead: ActiveMQ Classic's
+    activemq.prefetchSize (messages), or with --window-bytes Artemis's consumer-window-size."""
+    if args.window_bytes is not None:
+        return {"consumer-window-size": str(args.window_bytes)}
+    return {"activemq.prefetchSize": str(args.prefetch)}
+
 def main(argv=None) -> int:
     args = parse("consumer", argv)
     signal.signal(signal.SIGTERM, on_sigterm)
@@ -168,7 +176,7 @@ def main(argv=None) -> int:
                 "/queue/" + d,
                 id=str(i),
                 ack=ack,
-                headers={"activemq.prefetchSize": str(args.prefetch)},
+                headers=flow_control(args),
                 receipt=f"sub-{i}" if i == len(args.destinations) - 1 else None,
             )
 

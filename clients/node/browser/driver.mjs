@@ -354,6 +354,7 @@ async function client() {
     txBatch: o.txBatch, id: o.id, gate: o.gate, user: o.user, password: o.password,
     connectTimeoutMs: Math.round(o.connectTimeout * 1000), connectTimeoutS: o.connectTimeout,
     persistent: o.persistent, rate: o.rate, nonce: o.nonce, ack: o.ack, prefetch: o.prefetch,
+    windowBytes: o.windowBytes,
   };
 
   let page = null;

@@ -451,7 +451,9 @@
         o.destinations.forEach((d, di) => {
           const sub = { id: `sub-${di}`, held: null, n: 0 };
           subs.push(sub);
-          const headers = { id: sub.id, ack: stompAck, 'activemq.prefetchSize': String(o.prefetch) };
+          const headers = { id: sub.id, ack: stompAck, ...(o.windowBytes === undefined
+            ? { 'activemq.prefetchSize': String(o.prefetch) }
+            : { 'consumer-window-size': String(o.windowBytes) }) };
           if (di === o.destinations.length - 1) headers.receipt = receipt;
           client.subscribe(`/queue/${d}`, handler(di, sub), headers);
         });
