@@ -31,6 +31,8 @@ CHART_KINDS = {
     "by-persistence": "bars per store, the blog's store ratios",
     "by-topology": "bars per topology, the blog's cross-broker ratio",
     "by-tls": "bars, plain vs TLS",
+    "by-broker": "bars per broker (ActiveMQ Classic, Artemis), a series per client pair",
+    "latency-by-broker": "p50 and p99 bars per broker at a paced rate, a series per pair",
     "by-tcp-nodelay": "bars, Nagle on vs TCP_NODELAY",
     "stock-vs-tuned": "bars, each stock client beside its -tuned entry",
     "mqperf": "bars by producer-consumer pairs beside mqperf's table",

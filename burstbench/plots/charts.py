@@ -257,6 +257,123 @@ def chart_by_category(
     return finish_chart(fig, recv_ax, manifest, points, path, busiest_note(points))
 
 
+def _broker_ticks(points) -> dict[str, str]:
+    """``classic`` -> ``ActiveMQ Classic 6.1.7``: each broker kind as its points name it."""
+    out = {}
+    for p in points:
+        b = (p.get("versions") or {}).get("broker") or {}
+        kind = (p.get("parameters") or {}).get("broker", "classic")
+        if b.get("name") and kind not in out:
+            out[kind] = f"{b['name']} {b.get('version', '')}".strip()
+    return out
+
+
+def chart_latency_by_category(manifest, points, axis: str, x_key: str, path: Path, *,
+                              order=None, ticks: dict[str, str] | None = None) -> Path:
+    """Paced points: p50 and p99 latency (from the intended send time) per category value,
+    one bar per series; the error bar of p99 spans its 1-s windows' p99 (min-max) where
+    the windows had the samples for one."""
+    series = series_of(points, x_key)
+    missing = not_drawn(points, x_key)
+    raw = {str(x): x for pts in series.values() for x, _p in pts}
+    raw.update({str(x): x for x, _s, _w in missing if str(x) not in raw})
+    cats = [c for c in (order or sorted(raw)) if c in raw]
+    styles = styles_of(series)
+    fig, axes = plt.subplots(1, 2, figsize=(13.5, 5), sharex=True)
+    width = 0.8 / max(1, len(series))
+    labels = sorted(series)
+    for ax, pct in zip(axes, ("p50", "p99")):
+        rows = []
+        for si, label in enumerate(labels):
+            by = {str(x): p for x, p in series[label]}
+            xs, med, lo, hi = [], [], [], []
+            for ci, c in enumerate(cats):
+                if c not in by:
+                    continue
+                v = num((by[c].get("latency_ms") or {}).get(pct))
+                win = ((by[c].get("sustained") or {}).get("steady") or {}).get("p99_ms") or {}
+                low, high = (num(win.get("min")), num(win.get("max"))) if pct == "p99" else (v, v)
+                low = v if math.isnan(low) else min(low, v)
+                high = v if math.isnan(high) else max(high, v)
+                xs.append(ci - 0.4 + width * (si + 0.5))
+                med.append(v)
+                lo.append(low)
+                hi.append(high)
+            st = styles[label]
+            bars = ax.bar(xs, med, width, label=label, color=st["color"], edgecolor="white",
+                          yerr=[[max(0, m - x) for m, x in zip(med, lo)],
+                                [max(0, h - m) for m, h in zip(med, hi)]],
+                          capsize=2, error_kw={"ecolor": "#333333"})
+            for bar in bars:
+                if st["hatch"]:
+                    bar.set_hatch(st["hatch"])
+            rows += [(x, m, a, b, "#333333") for x, m, a, b in zip(xs, med, lo, hi)]
+        mark_not_drawn(ax, [
+            (cats.index(str(x)) - 0.4 + width * ((labels.index(sr) if sr in labels else 0)
+                                                 + 0.5), f"{sr} {why}")
+            for x, sr, why in missing if str(x) in cats])
+        style.scale_to_data(ax, rows, bottom=0)
+        ax.set_xticks(range(len(cats)), [(ticks or {}).get(c, c) for c in cats])
+        ax.set_xlabel(axis)
+        ax.set_ylabel(f"{pct} latency ms")
+        ax.set_title(f"{pct} latency at a paced rate", fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    if len(series) > 1:
+        legend_of(fig, axes[0])
+    rates = sorted({num((p.get("parameters") or {}).get("rate")) for p in points})
+    fig.suptitle(f"Latency by {axis}, producers paced at "
+                 + ", ".join(f"{r:,.0f}" for r in rates if not math.isnan(r)) + " msg/s each")
+    return finish_chart(fig, axes[0], manifest, points, path, busiest_note(points))
+
+
+def broker_table(by_axis: dict[str, list[dict]], kinds: dict[str, str]) -> str:
+    """A Markdown table of the run's broker axes, a row per client pair: the flood's receive
+    rate (median, min-max over its windows) and the paced p99 (its 1-s windows' min-max) on
+    each broker; "" when the run has no broker axis."""
+    flood = [p for a, pts in by_axis.items() if kinds.get(a) == "by-broker" for p in pts]
+    paced = [p for a, pts in by_axis.items() if kinds.get(a) == "latency-by-broker"
+             for p in pts]
+    if not flood and not paced:
+        return ""
+    names = _broker_ticks(flood + paced)
+    kinds_seen = [k for k in ("classic", "artemis") if k in names]
+    cells: dict[str, dict[str, str]] = defaultdict(dict)
+
+    def at(p) -> tuple[str, str]:
+        return (p.get("sweep") or {}).get("series") or "default", p["parameters"]["broker"]
+
+    def rng(v, lo, hi, fmt) -> str:
+        if math.isnan(v):
+            return "n/a"
+        return (fmt(v) + (f" ({fmt(lo)}-{fmt(hi)})" if not (math.isnan(lo) or math.isnan(hi))
+                          else ""))
+
+    for p in flood:
+        pair, kind = at(p)
+        t = p.get("throughput") or {}
+        cells[pair][f"recv {kind}"] = (rng(num(t.get("recv_msgs_per_s")), num(t.get("recv_min")),
+                                           num(t.get("recv_max")), lambda v: f"{v:,.0f}")
+                                       if drawable(p) else why_not(p).split(":")[0])
+    rates = set()
+    for p in paced:
+        pair, kind = at(p)
+        rates.add(num(p["parameters"].get("rate")))
+        win = ((p.get("sustained") or {}).get("steady") or {}).get("p99_ms") or {}
+        cells[pair][f"p99 {kind}"] = (rng(num((p.get("latency_ms") or {}).get("p99")),
+                                          num(win.get("min")), num(win.get("max")),
+                                          lambda v: f"{v:,.1f}")
+                                      if drawable(p) else why_not(p).split(":")[0])
+    rate = "/".join(f"{r:,.0f}" for r in sorted(rates) if not math.isnan(r)) or "?"
+    head = ["pair"] + [f"receive msg/s, {names[k]}" for k in kinds_seen if flood] + [
+        f"p99 ms at {rate} msg/s, {names[k]}" for k in kinds_seen if paced]
+    keys = [f"recv {k}" for k in kinds_seen if flood] + [f"p99 {k}" for k in kinds_seen
+                                                          if paced]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for pair in sorted(cells):
+        lines.append("| " + " | ".join([pair] + [cells[pair].get(k, "-") for k in keys]) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def chart_heatmap(manifest, points, path: Path) -> Path:
     """Producer language x consumer language, median receive msg/s annotated."""
     prods, cons, val, reasons = [], [], {}, {}
@@ -586,6 +703,12 @@ def _drawers() -> dict:
         "by-tls": lambda m, pts, axis, charts: _category(
             m, pts, axis, charts, title="TLS", x_key="tls", order=["False", "True"],
             ticks={"False": "plain", "True": "TLS"}),
+        "by-broker": lambda m, pts, axis, charts: _category(
+            m, pts, axis, charts, title="broker", x_key="broker", order=["classic", "artemis"],
+            ticks=_broker_ticks(pts)),
+        "latency-by-broker": lambda m, pts, axis, charts: chart_latency_by_category(
+            m, pts, "broker", "broker", charts / f"latency-by-{axis}.png",
+            order=["classic", "artemis"], ticks=_broker_ticks(pts)),
         "by-tcp-nodelay": lambda m, pts, axis, charts: _category(
             m, pts, axis, charts, title="TCP_NODELAY at the broker", x_key="tcp_nodelay",
             order=["False", "True"],
@@ -622,6 +745,11 @@ def render_run(run_dir: Path) -> list[Path]:
         if not any(drawable(p) for p in pts) and kind != "language-pair":
             continue
         written.append(DRAWERS[kind](manifest, pts, axis, charts))
+    table = broker_table(by_axis, kinds)
+    if table:
+        charts.mkdir(parents=True, exist_ok=True)
+        (charts / "by-broker.md").write_text(table)
+        written.append(charts / "by-broker.md")
     if nodelay_pairs(run.points):  # the same find-max with and without --tcp-nodelay
         written.append(chart_nodelay_remedy(manifest, run.points,
                                             charts / "p99-nagle-vs-nodelay.png"))

@@ -25,11 +25,21 @@ def num(v) -> float:
     return float(v) if isinstance(v, (int, float)) else math.nan
 
 
+def brokers_named(points: list[dict]) -> str:
+    """The brokers the points ran on, as their result files name them: ``ActiveMQ Classic
+    6.1.7``, or ``ActiveMQ Classic 6.1.7 + ActiveMQ Artemis 2.44.0`` for a chart of both."""
+    seen: list[str] = []
+    for p in points:
+        b = p.get("versions", {}).get("broker", {})
+        if b.get("version"):
+            name = f"{b.get('name') or 'ActiveMQ Classic'} {b['version']}"
+            if name not in seen:
+                seen.append(name)
+    return " + ".join(seen) or "ActiveMQ ?"
+
+
 def footer(manifest: dict, points: list[dict]) -> str:
     m = manifest.get("machine", {})
-    broker = "?"
-    for p in points:
-        broker = p.get("versions", {}).get("broker", {}).get("version") or broker
     date = (manifest.get("started") or dt.date.today().isoformat())[:10]
     ref = (manifest.get("calibration") or {}).get("reference") or {}
     cal = (f" | calibration ref {ref['recv_msgs_per_s']:,.0f} msg/s ({ref['min']:,.0f}-"
@@ -37,7 +47,7 @@ def footer(manifest: dict, points: list[dict]) -> str:
            else "")
     commit = manifest.get("git_commit", "?")
     return (
-        f"ActiveMQ Classic {broker} | {m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
+        f"{brokers_named(points)} | {m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
         f"{date} | commit {commit} | run {manifest.get('run_id')}{cal}"
         f"{style.drawn_at(commit)}"
     )

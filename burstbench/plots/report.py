@@ -13,6 +13,7 @@ from pathlib import Path
 from burstbench.faults.table import HEAD, rows
 from burstbench.measure import results
 from burstbench.plots import studies
+from burstbench.plots.figure import brokers_named
 from burstbench.plots.pages import environment
 
 _STYLE = """
@@ -88,10 +89,8 @@ def context(run: results.RunFiles) -> dict:
     manifest, points = run.manifest, run.points
     m = manifest.get("machine", {})
     versions: dict = {}
-    broker = "?"
     for p in points:
         v = p.get("versions") or {}
-        broker = (v.get("broker") or {}).get("version") or broker
         for name, info in (v.get("clients") or {}).items():
             versions[name] = info
     totals = {"sent": 0, "received": 0, "lost": 0, "duplicates": 0, "redelivered": 0}
@@ -101,7 +100,7 @@ def context(run: results.RunFiles) -> dict:
         for k in totals:
             totals[k] += (p.get("accounting") or {}).get(k, 0) or 0
     lost_cls = "ok" if totals["lost"] == 0 else "bad"
-    env = [("broker", f"ActiveMQ Classic {broker}"), ("CPU", m.get("cpu")),
+    env = [("broker", brokers_named(points)), ("CPU", m.get("cpu")),
            ("cores", m.get("cores")), ("memory GiB", m.get("memory_gib")),
            ("kernel", m.get("kernel")), ("commit", manifest.get("git_commit")),
            ("command", " ".join(manifest.get("command") or []))]

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import yaml
 
 from burstbench.plots import style
-from burstbench.plots.figure import finish_figure
+from burstbench.plots.figure import brokers_named, finish_figure
 from burstbench.plots.pages import render_blocks
 
 REFERENCES = yaml.safe_load((Path(__file__).parent / "references.yaml").read_text())
@@ -36,8 +36,7 @@ def paper_pi(backend: str, elements: int, workers: int, messages: int) -> float 
 
 def _footer(doc: dict) -> str:
     m = doc.get("machine", {})
-    broker = doc.get("versions", {}).get("broker", {}).get("version", "?")
-    return (f"ActiveMQ Classic {broker} | {m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
+    return (f"{brokers_named([doc])} | {m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
             f"{(doc.get('started') or '')[:10]} | commit {doc.get('git_commit', '?')} | "
             f"run {doc.get('run_id')}{style.drawn_at(doc.get('git_commit'))}")
 

@@ -32,6 +32,7 @@ from matplotlib.text import Text
 from test_results import _outcome
 
 from burstbench import profiles, sweep
+from burstbench.infra import brokers
 from burstbench.measure import results
 from burstbench.measure.points import document
 from burstbench.plots import charts
@@ -58,6 +59,10 @@ def _rates(doc: dict, recv: float, send: float, spread: float = 0.1) -> None:
 def _doc(tmp_path, point: sweep.Point, profile: str) -> dict:
     doc = document(_outcome(tmp_path), "t")
     doc["parameters"] = point.spec.params()
+    kind = point.spec.broker
+    doc.setdefault("versions", {})["broker"] = {
+        "name": brokers.PRODUCTS[kind],
+        "version": brokers.ARTEMIS_VERSION if kind == "artemis" else brokers.ACTIVEMQ_VERSION}
     doc["sweep"] = {"profile": profile, "axis": point.axis, "series": point.series,
                     "x": point.x}
     return doc
@@ -353,6 +358,7 @@ EVERY_KIND = ("throughput-by-consumers.png", "throughput-by-size.png",
               "throughput-by-queues.png", "throughput-by-persistence.png",
               "throughput-by-topology.png", "throughput-by-tls.png",
               "throughput-by-tcp-nodelay.png", "throughput-stock-vs-tuned.png",
+              "throughput-by-broker.png", "latency-by-broker-paced.png",
               "throughput-by-sustained.png", "throughput-mqperf.png",
               "throughput-by-language-pair.png", "latency-vs-load.png", "find-max.png",
               "p99-nagle-vs-nodelay.png",
