@@ -8,6 +8,7 @@ import sys
 
 from burstbench import clients, profiles
 from burstbench.faults.registry import SCENARIOS
+from burstbench.infra import brokers
 from burstbench.infra.procs import Interrupted, install_signal_handlers
 from burstbench.measure import results
 from burstbench.measure.run import PointFailed, PointSpec
@@ -95,9 +96,10 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--queues", type=_int(1), default=1, help="queues the messages spread over")
     p.add_argument("--persistent", action="store_true", help="persistent delivery")
-    p.add_argument("--broker", default="classic", choices=["classic", "artemis"],
-                   help="the broker the bench starts: ActiveMQ Classic 6.1.7 (default) or "
-                   "ActiveMQ Artemis 2.44.0")
+    p.add_argument("--broker", default="classic", choices=brokers.BROKERS,
+                   help="the broker the bench starts: ActiveMQ Classic 6.1.7 (default), another "
+                   "Classic version (classic:5.18.6, classic:6.3.1: OpenWire and STOMP only) or "
+                   "ActiveMQ Artemis 2.44.0 (docs/brokers.md)")
     p.add_argument(
         "--persistence", default="none",
         help="broker store: none; Classic: kahadb, kahadb-nosync; Artemis: journal, "

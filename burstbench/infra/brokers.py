@@ -33,6 +33,45 @@ ACTIVEMQ_VERSION = "6.1.7"
 ARTEMIS_VERSION = "2.44.0"
 KINDS = ("classic", "artemis")
 PRODUCTS = {"classic": "ActiveMQ Classic", "artemis": "ActiveMQ Artemis"}
+# the Classic versions the bench can start: the launcher's Maven module and the transports
+# that version has here (the WebSocket one needs activemq-http, not served for 6.2.0-6.3.1)
+CLASSIC_VERSIONS = {
+    ACTIVEMQ_VERSION: {"module": "", "protocols": ("openwire", "stomp", "ws")},
+    "5.18.6": {"module": "classic-5.18", "protocols": ("openwire", "stomp", "ws")},
+    "6.3.1": {"module": "classic-6.3", "protocols": ("openwire", "stomp")},
+}
+# ``--broker`` values: a kind, or classic:VERSION
+BROKERS = ("classic", "artemis", *(f"classic:{v}" for v in CLASSIC_VERSIONS))
+
+
+def parse_broker(text: str) -> tuple[str, str]:
+    """``classic``, ``classic:5.18.6``, ``artemis`` -> (kind, version); BrokerError (one line)
+    naming the choices otherwise."""
+    kind, _, version = text.partition(":")
+    if kind == "classic" and (not version or version in CLASSIC_VERSIONS):
+        return kind, version or ACTIVEMQ_VERSION
+    if kind == "artemis" and version in ("", ARTEMIS_VERSION):
+        return kind, ARTEMIS_VERSION
+    raise BrokerError(f"unknown broker {text!r} (have: {', '.join(BROKERS)})")
+
+
+def protocols_of(kind: str, version: str) -> tuple[str, ...]:
+    """The protocols a broker the bench starts serves: (openwire, stomp, ws) but where a
+    version lacks one."""
+    if kind == "classic":
+        return CLASSIC_VERSIONS[version]["protocols"]
+    return ("openwire", "stomp", "ws")
+
+
+def launcher_dirs(kind: str, version: str) -> tuple[Path, Path]:
+    """(classes, lib) of the launcher that runs ``kind`` at ``version``."""
+    if kind == "artemis":
+        return paths.ARTEMIS_CLASSES, paths.ARTEMIS_LIB
+    module = CLASSIC_VERSIONS[version]["module"]
+    if not module:
+        return paths.BROKER_CLASSES, paths.BROKER_LIB
+    target = paths.BROKER_DIR / module / "target"
+    return target / "classes", target / "lib"
 PERSISTENCE = ("none", "kahadb", "kahadb-nosync", "journal", "journal-nosync", "jdbc-derby",
                "jdbc-postgres", "jdbc-mariadb")
 # the stores each kind has: KahaDB is Classic's, the journal Artemis's; Artemis's JDBC store
@@ -163,6 +202,7 @@ class BrokerSpec:
     name: str = "bench"
     host: str = "127.0.0.1"
     kind: str = "classic"  # classic or artemis (KINDS)
+    version: str = ""  # Classic: a key of CLASSIC_VERSIONS ("" = ACTIVEMQ_VERSION)
     persistence: str = "none"
     data_dir: Path | None = None
     openwire_port: int = 0
@@ -198,6 +238,8 @@ class BrokerSpec:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise BrokerError(f"unknown broker kind {self.kind!r} (have: {', '.join(KINDS)})")
+        self.version = parse_broker(f"{self.kind}:{self.version}" if self.version
+                                    else self.kind)[1]
         if self.persistence not in PERSISTENCE:
             raise BrokerError(f"unknown persistence {self.persistence!r} "
                               f"(expected one of {', '.join(PERSISTENCE)})")
@@ -212,8 +254,7 @@ class Broker:
     version: str = ""
 
     def __post_init__(self) -> None:
-        self.version = self.version or (ARTEMIS_VERSION if self.spec.kind == "artemis"
-                                        else ACTIVEMQ_VERSION)
+        self.version = self.version or self.spec.version
 
     @property
     def product(self) -> str:
@@ -235,11 +276,17 @@ class Broker:
         return f"{scheme}://{self.spec.host}:{self.spec.ws_port}/"
 
     def url_for(self, protocol: str) -> str:
+        if protocol not in protocols_of(self.spec.kind, self.spec.version):
+            raise BrokerError(f"{self.product} {self.spec.version} has no {protocol} transport "
+                              "here")
         return {"openwire": self.openwire_url, "stomp": self.stomp_url, "ws": self.ws_url}[protocol]
 
     @property
     def ports(self) -> list[int]:
-        return [self.spec.openwire_port, self.spec.stomp_port, self.spec.ws_port]
+        have = protocols_of(self.spec.kind, self.spec.version)
+        return [port for proto, port in (("openwire", self.spec.openwire_port),
+                                         ("stomp", self.spec.stomp_port),
+                                         ("ws", self.spec.ws_port)) if proto in have]
 
     def ask(self, sup: Supervisor, line: str, event: str, timeout: float = 30) -> dict | None:
         """Write ``line`` on the launcher's stdin (``stats``, ``hold Q1 Q2``) and return the first
@@ -316,6 +363,8 @@ def render(spec: BrokerSpec) -> str:
             "&websocket.maxTextMessageSize=104857600",
         },
     ]
+    have = protocols_of(spec.kind, spec.version)
+    connectors = [c for c in connectors if c["name"] in have]
     return env.get_template("activemq.xml.j2").render(
         name=spec.name,
         data_dir=str(spec.data_dir),
@@ -407,13 +456,10 @@ def write_login(spec: BrokerSpec, workdir: Path) -> Path | None:
 
 
 def java_argv(xml_path: Path, heap: str = "1g", extra: list[str] | None = None,
-              kind: str = "classic") -> list[str]:
-    if kind == "artemis":
-        cp = f"{paths.ARTEMIS_CLASSES}{os.pathsep}{paths.ARTEMIS_LIB}/*"
-        main = "burstbench.artemis.Main"
-    else:
-        cp = f"{paths.BROKER_CLASSES}{os.pathsep}{paths.BROKER_LIB}/*"
-        main = "burstbench.broker.Main"
+              kind: str = "classic", version: str = ACTIVEMQ_VERSION) -> list[str]:
+    classes, lib = launcher_dirs(kind, version)
+    cp = f"{classes}{os.pathsep}{lib}/*"
+    main = "burstbench.artemis.Main" if kind == "artemis" else "burstbench.broker.Main"
     return [
         "java",
         f"-Xms{heap}",
@@ -445,10 +491,8 @@ def start(
     ``launcher`` (a ``burstbench.infra.launch.Ssh``) runs the broker on another host: its
     activemq.xml is copied there first.
     """
-    if spec.kind == "artemis":
-        paths.require_built("the Artemis broker", paths.ARTEMIS_CLASSES)
-    else:
-        paths.require_built("broker", paths.BROKER_CLASSES)
+    paths.require_built(f"the {PRODUCTS[spec.kind]} {spec.version} launcher",
+                        launcher_dirs(spec.kind, spec.version)[0])
     fixed = spec.openwire_port and spec.stomp_port and spec.ws_port
     last_error = ""
     for attempt in range(1 if fixed else 3):
@@ -467,7 +511,7 @@ def start(
         login = write_login(spec, workdir)
         if login is not None:
             extra += ["--login-config", str(login)]
-        argv = java_argv(xml_path, spec.heap, extra, spec.kind)
+        argv = java_argv(xml_path, spec.heap, extra, spec.kind, spec.version)
         if spec.cpus:
             argv = ["taskset", "-c", spec.cpus, *argv]
         if launcher is not None:

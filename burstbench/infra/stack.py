@@ -197,7 +197,8 @@ class Stack:
         specs = {}
         for name in lay.brokers:
             specs[name] = brokers.BrokerSpec(
-                name=name, host=hosts[name], kind=spec.broker, persistence=spec.persistence,
+                name=name, host=hosts[name], kind=spec.broker_kind,
+                version=spec.broker.partition(":")[2], persistence=spec.persistence,
                 queue_prefetch=spec.prefetch, producer_flow_control=spec.producer_flow_control,
                 optimized_dispatch=spec.optimized_dispatch, tcp_nodelay=spec.tcp_nodelay,
                 cpus=spec.cpus_broker,

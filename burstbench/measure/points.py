@@ -16,7 +16,8 @@ def versions(spec: PointSpec, broker_version: str, broker_product: str = "") -> 
 
     prods, cons = spec.slots()
     names = sorted({r.client.name for r in (*prods, *cons)})
-    product = broker_product or ("unknown" if spec.broker_urls else brokers.PRODUCTS[spec.broker])
+    product = broker_product or ("unknown" if spec.broker_urls
+                                 else brokers.PRODUCTS[spec.broker_kind])
     return {
         "broker": {"name": product, "version": broker_version},
         "clients": {n: clients.version(n) for n in names},

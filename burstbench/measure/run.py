@@ -146,7 +146,7 @@ class PointSpec:
         when not given), None when it sends activemq.prefetchSize (brokers.stomp_window)."""
         if r is None or r.protocol not in ("stomp", "ws"):
             return None
-        product = product or ("" if self.broker_urls else brokers.PRODUCTS[self.broker])
+        product = product or ("" if self.broker_urls else brokers.PRODUCTS[self.broker_kind])
         # transactions acknowledge each message (client-individual) inside them
         ack = "client-individual" if self.tx_batch and self.ack == "auto" else self.ack
         return brokers.stomp_window(product, ack, self.prefetch, self.size)
@@ -247,19 +247,36 @@ class PointSpec:
             if why:
                 raise ValueError(why)
 
+    @property
+    def broker_kind(self) -> str:
+        """``classic`` or ``artemis``: the kind of broker the bench starts."""
+        return self.broker.partition(":")[0]
+
     def _check_broker(self) -> None:
-        """The broker kind exists, has the store asked for, and can do what the point asks."""
-        if self.broker not in brokers.KINDS:
-            raise ValueError(f"unknown --broker {self.broker!r} (have: {', '.join(brokers.KINDS)})")
+        """The broker exists, has the store and the transports asked for, and can do what the
+        point asks."""
+        try:
+            kind, version = brokers.parse_broker(self.broker)
+        except brokers.BrokerError as e:
+            raise ValueError(str(e)) from None
         if self.broker != "classic" and self.broker_urls:
             raise ValueError("--broker is the broker the bench starts; with --broker-url "
                              "the broker is the one at that URL")
+        if self.broker_urls:
+            return
         try:
-            if not self.broker_urls:
-                brokers.check_store(self.broker, self.persistence)
+            brokers.check_store(kind, self.persistence)
         except brokers.BrokerError as e:
             raise ValueError(str(e)) from None
-        if self.broker == "classic" or self.broker_urls:
+        have = brokers.protocols_of(kind, version)
+        for r in (*self.slots()[0], *self.slots()[1]):
+            if r.protocol not in have:
+                raise ValueError(
+                    f"client {r.label} speaks {r.protocol}, which {brokers.PRODUCTS[kind]} "
+                    f"{version} has not here (its transports: {', '.join(have)}"
+                    + ("; its WebSocket module activemq-http is not served" if
+                       r.protocol == "ws" and kind == "classic" else "") + ")")
+        if kind == "classic":
             return
         why = {
             "optimized_dispatch": "--optimized-dispatch is ActiveMQ Classic's queue policy",

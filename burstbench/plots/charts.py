@@ -257,6 +257,10 @@ def chart_by_category(
     return finish_chart(fig, recv_ax, manifest, points, path, busiest_note(points))
 
 
+# the brokers in the order of their history: Classic's versions, then Artemis
+_BROKER_ORDER = ("classic:5.18.6", "classic", "classic:6.1.7", "classic:6.3.1", "artemis")
+
+
 def _broker_ticks(points) -> dict[str, str]:
     """``classic`` -> ``ActiveMQ Classic 6.1.7``: each broker kind as its points name it."""
     out = {}
@@ -336,7 +340,7 @@ def broker_table(by_axis: dict[str, list[dict]], kinds: dict[str, str]) -> str:
     if not flood and not paced:
         return ""
     names = _broker_ticks(flood + paced)
-    kinds_seen = [k for k in ("classic", "artemis") if k in names]
+    kinds_seen = [k for k in _BROKER_ORDER if k in names]
     cells: dict[str, dict[str, str]] = defaultdict(dict)
 
     def at(p) -> tuple[str, str]:
@@ -689,8 +693,8 @@ def _drawers() -> dict:
             vline=(blog["queues_crash_at"], f"{blog['short']}: broker crashed at 1,024")),
         "by-persistence": lambda m, pts, axis, charts: _category(
             m, pts, axis, charts, title="persistence", x_key="persistence",
-            order=["none", "kahadb-nosync", "kahadb", "jdbc-derby", "jdbc-postgres",
-                   "jdbc-mariadb"],
+            order=["none", "kahadb-nosync", "kahadb", "journal-nosync", "journal",
+                   "jdbc-derby", "jdbc-postgres", "jdbc-mariadb"],
             ref_ratios={"kahadb": (blog["builtin_store_ratio"],
                                    f"{blog['short']}: built-in store 1/3"),
                         "jdbc-mariadb": (blog["jdbc_mysql_ratio"],
@@ -704,11 +708,11 @@ def _drawers() -> dict:
             m, pts, axis, charts, title="TLS", x_key="tls", order=["False", "True"],
             ticks={"False": "plain", "True": "TLS"}),
         "by-broker": lambda m, pts, axis, charts: _category(
-            m, pts, axis, charts, title="broker", x_key="broker", order=["classic", "artemis"],
+            m, pts, axis, charts, title="broker", x_key="broker", order=list(_BROKER_ORDER),
             ticks=_broker_ticks(pts)),
         "latency-by-broker": lambda m, pts, axis, charts: chart_latency_by_category(
             m, pts, "broker", "broker", charts / f"latency-by-{axis}.png",
-            order=["classic", "artemis"], ticks=_broker_ticks(pts)),
+            order=list(_BROKER_ORDER), ticks=_broker_ticks(pts)),
         "by-tcp-nodelay": lambda m, pts, axis, charts: _category(
             m, pts, axis, charts, title="TCP_NODELAY at the broker", x_key="tcp_nodelay",
             order=["False", "True"],

@@ -15,7 +15,9 @@ import uuid
 import pytest
 from conftest import client_or_skip, events, outside, run_client
 
-from burstbench import clients
+from burstbench import clients, paths
+from burstbench.infra import brokers
+from burstbench.infra.procs import Supervisor
 from burstbench.measure import measure
 from burstbench.measure.run import PointSpec, Runner, metrics
 
@@ -49,8 +51,40 @@ VERSION_PROGRAMS = _programs(SPECS, tuple)
 PARSERS = _programs(SPECS, lambda argv: argv[-1])
 
 
+@pytest.fixture(scope="module",
+                params=["classic", pytest.param("artemis", marks=pytest.mark.full)])
+def shared_broker(request, tmp_path_factory):
+    """One non-persistent broker for the module, of each kind the bench starts: the tests on
+    ActiveMQ Artemis (``[artemis-...]``) run in the full tier (``./bench test --full -k
+    artemis tests/contract/test_contract.py``)."""
+    kind = request.param
+    built = paths.ARTEMIS_CLASSES if kind == "artemis" else paths.BROKER_CLASSES
+    if not built.exists():
+        pytest.skip(f"the {kind} broker is not built (./bench setup)")
+    work = tmp_path_factory.mktemp(f"contract-{kind}")
+    sup = Supervisor(work / "logs")
+    try:
+        yield brokers.start(sup, brokers.BrokerSpec(name=f"contract-{kind}", kind=kind), work)
+    finally:
+        sup.stop_all()
+
+
 def _url(broker, r):
     return broker.url_for(r.protocol)
+
+
+def _window(broker, cons: clients.Resolved, args, size: int) -> list[str]:
+    """``--window-bytes`` for a STOMP consumer on ActiveMQ Artemis, as the harness gives it
+    (``brokers.stomp_window``): its ack mode and prefetch read from ``args``."""
+    if cons.protocol not in ("stomp", "ws"):
+        return []
+    args = list(args)
+    opt = {k: args[i + 1] for i, k in enumerate(args[:-1]) if k in ("--ack", "--prefetch")}
+    ack = opt.get("--ack", "auto")
+    if "--tx-batch" in args and ack == "auto":
+        ack = "client-individual"
+    w = brokers.stomp_window(broker.product, ack, int(opt.get("--prefetch", 1000)), size)
+    return [] if w is None else ["--window-bytes", str(w)]
 
 
 def pair_run(
@@ -85,6 +119,7 @@ def pair_run(
             str(crec),
             *extra,
             *cons_extra,
+            *_window(broker, cons, [*extra, *cons_extra], size),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -148,7 +183,7 @@ def consume(broker, r: clients.Resolved, queue: str, count: int, size: int, tmp)
     crec = tmp / f"c-{uuid.uuid4().hex[:6]}.tsv"
     c = run_client(r, "consumer", ["--url", _url(broker, r), "--destinations", queue,
                                    "--count", str(count), "--size", str(size),
-                                   "--records", str(crec)])
+                                   "--records", str(crec), *_window(broker, r, [], size)])
     assert c.returncode == 0, c.stderr
     return sorted(measure.read_consumer_records(crec), key=lambda x: x.seq)
 
@@ -308,7 +343,8 @@ def test_foreign_messages_are_counted_not_fatal(spec, shared_broker, tmp_path):
     crec = tmp_path / "c.tsv"
     consumer = subprocess.Popen(
         r.client.argv("consumer")
-        + ["--url", _url(shared_broker, r), "--destinations", q, "--gate", "--records", str(crec)],
+        + ["--url", _url(shared_broker, r), "--destinations", q, "--gate", "--records", str(crec),
+           *_window(shared_broker, r, [], 6)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -87,7 +87,10 @@ public final class Main {
     try {
       // xbean would otherwise start the broker while loading the file; --check must not
       BrokerFactory.setStartDefault(false);
-      broker = BrokerFactory.createBroker(new URI("xbean:" + config.toUri()), false);
+      // file:/PATH as the distribution's bin/activemq gives it: Spring 7 (ActiveMQ 6.3)
+      // refuses file:///PATH, a URL with an authority, as a "remote-file"
+      String file = config.toUri().toString().replaceFirst("^file:///", "file:/");
+      broker = BrokerFactory.createBroker(new URI("xbean:" + file), false);
     } catch (Exception e) {
       System.err.println("error: " + config + " was not accepted: " + rootMessage(e));
       System.exit(3);
