@@ -167,3 +167,48 @@ def test_a_stock_artemis_says_where_stomp_queue_names_went(artemis, tmp_path):
     errors = " ".join(_point(tmp_path)["errors"])
     assert "message(s) sent to address /queue/bb." in errors
     assert "(multicast) into a queue per subscription" in errors
+
+
+def _stomp_prefixes(etc):
+    """What an Artemis user serving Classic-style STOMP clients adds to the shipped acceptors:
+    /queue/NAME and /topic/NAME mapped to anycast and multicast addresses NAME."""
+    xml = etc / "broker.xml"
+    text = xml.read_text()
+    for name in ("artemis", "stomp"):
+        start = text.index(f'<acceptor name="{name}">')
+        end = text.index("</acceptor>", start)
+        text = (text[:end] + ";anycastPrefix=/queue/;multicastPrefix=/topic/" + text[end:])
+    xml.write_text(text)
+
+
+@pytest.fixture(scope="module")
+def artemis_mapped(tmp_path_factory):
+    for c in ("net-stomp", "stomp-py", "stompjs", "openwire-jms"):
+        client_or_skip(c)
+    work = tmp_path_factory.mktemp("artemis-mapped")
+    sup = Supervisor(work / "logs")
+    try:
+        yield start_artemis(sup, work, PASSWORD, configure=_stomp_prefixes)
+    finally:
+        sup.stop_all()
+
+
+def test_four_languages_compete_on_one_queue_of_an_artemis_distribution(artemis_mapped,
+                                                                        tmp_path):
+    """Artemis 2.40.0 from its distribution, /queue/ mapped to anycast: STOMP, STOMP over
+    WebSocket and OpenWire consumers share one queue; the STOMP consumers are given Artemis's
+    own window header (no limit in auto mode), the witness (Jolokia) agrees."""
+    r = _run(tmp_path, "--broker-url", artemis_mapped.broker_url(), *MIXED, "--count", "3000",
+             "--bursts", "1", "--broker-admin", artemis_mapped.jolokia, "--admin-user",
+             "admin", env={"BURSTBENCH_ADMIN_PASSWORD": PASSWORD})
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    doc = _point(tmp_path)
+    a, w = doc["accounting"], doc["broker_witness"]
+    assert a["sent"] == a["received"] == 6000 and a["lost"] == a["duplicates"] == 0
+    assert w["agrees"] and w["sources"] == {"a": "jolokia"}, w["problems"]
+    assert w["total"]["enqueued"] == w["total"]["dequeued"] == 6000
+    assert doc["versions"]["broker"] == {"name": "ActiveMQ Artemis", "version": "2.40.0"}
+    assert doc["flow_control"]["stomp-py"] == "consumer-window-size -1 (no limit)"
+    records = tmp_path / "latest" / "points" / "point" / "records"
+    got = {f.stem: len(f.read_text().splitlines()) - 1 for f in records.glob("c*.tsv")}
+    assert len(got) == 4 and all(n > 0 for n in got.values()), got

@@ -27,7 +27,7 @@ def test_an_unknown_broker_names_the_ones_there_are(text):
 
 def test_each_classic_version_runs_its_own_launcher():
     assert brokers.launcher_dirs("classic", "6.1.7")[0] == brokers.paths.BROKER_CLASSES
-    classes, lib = brokers.launcher_dirs("classic", "5.18.6")
+    classes = brokers.launcher_dirs("classic", "5.18.6")[0]
     assert classes.parts[-4:] == ("broker", "classic-5.18", "target", "classes")
     argv = brokers.java_argv(Path("x.xml"), kind="classic", version="6.3.1")
     assert "classic-6.3/target/classes" in argv[argv.index("-cp") + 1]
