@@ -36,9 +36,10 @@ def shares(mode: str, consumers) -> bool:
     return mode == "tabs" and any(r.client.language == "browser" for r in consumers)
 
 
-def shared_argv() -> list[str]:
-    """The program that runs the shared Chromium (prints its DevTools address in ``ready``)."""
-    return ["node", str(DRIVER), "browser"]
+def shared_argv(ca=None) -> list[str]:
+    """The program that runs the shared Chromium (prints its DevTools address in ``ready``),
+    trusting the PEM ``ca`` for wss:// (put in its throwaway profile's NSS database)."""
+    return ["node", str(DRIVER), "browser", *(["--ca", str(ca)] if ca else [])]
 
 
 def env_for(r, role: str, shared_ws: str | None) -> dict | None:

@@ -180,15 +180,23 @@ def check_login(spec) -> None:
 
 
 def connections(urls: list[str], user: str | None, trust: str,
-                cert: str | None = None) -> dict:
+                cert: str | None = None, tls_said: dict[str, str | None] | None = None) -> dict:
     """What the point's connections used, by scheme: TLS or not, a login or not, what the
-    clients checked the broker's certificate against (``trust``, when a URL is TLS), and
-    whether they showed a certificate of their own."""
+    clients checked the broker's certificate against (``trust``, when a URL is TLS), whether
+    they showed a certificate of their own, and the TLS versions the clients said their
+    connections negotiated (``tls_said``: client -> its ready line's ``tls``), with the clients
+    that said none (a browser page cannot see its socket)."""
     schemes = sorted({u.split("://", 1)[0].split("(", 1)[0].lower() for u in urls})
     tls = any(is_tls(u) for u in urls)
-    return {"schemes": schemes, "tls": bool(urls) and all(is_tls(u) for u in urls),
-            "login": user is not None, "trust": trust if tls else None,
-            "client_certificate": bool(cert) and tls}
+    out = {"schemes": schemes, "tls": bool(urls) and all(is_tls(u) for u in urls),
+           "login": user is not None, "trust": trust if tls else None,
+           "client_certificate": bool(cert) and tls}
+    if tls and tls_said is not None:
+        # Perl's IO::Socket::SSL says TLSv1_3 where Python, Node and Java say TLSv1.3
+        said = {c: v.replace("_", ".") for c, v in tls_said.items() if v}
+        out["tls_versions"] = sorted(set(said.values()))
+        out["tls_unreported"] = sorted(c for c in tls_said if c not in said)
+    return out
 
 
 def check_admin_url(text: str) -> None:

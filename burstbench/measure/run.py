@@ -509,7 +509,8 @@ class Runner:
                      ) if self.spec.broker_urls else "the bench's throwaway CA"
             out.connections = outside.connections(
                 sorted(out.client_urls), stack.credentials[0] if stack.credentials else None,
-                trust, self.spec.cert)
+                trust, self.spec.cert,
+                {name: ev.get("tls") for name, ev in self.ready.items()})
 
     # -- the point's life --------------------------------------------------------------------
     def _drive(self, sup: Supervisor) -> None:
@@ -564,7 +565,7 @@ class Runner:
         shared = None  # the DevTools address of the point's shared Chromium (--browser tabs)
         if browser.shares(spec.browser, cons):
             self.progress("starting a shared Chromium for the browser consumers' tabs")
-            chromium = sup.start("browser", browser.shared_argv(), role="browser")
+            chromium = sup.start("browser", browser.shared_argv(self.stack.ca), role="browser")
             shared = _wait_all(sup, [chromium], "ready", spec.ready_timeout)[chromium.name]["ws"]
         self.progress(f"starting {len(cons)} consumer(s)")
         consumers = [self._start_client(sup, "consumer", i, r, dests, rec, shared)

@@ -271,7 +271,9 @@ export const wire = {
     if (!ep.tls) return net.createConnection(ep.port, ep.host);
     const opts = { port: ep.port, host: ep.host, ...secure };
     if (!net.isIP(ep.host)) opts.servername = ep.host;
-    return tls.connect(opts);
+    const s = tls.connect(opts);
+    s.once('secureConnect', () => { tlsProtocol = s.getProtocol(); });
+    return s;
   },
   /**
    * TCP_NODELAY for the ready line. Node has no public getsockopt, so this is what the code
@@ -280,7 +282,7 @@ export const wire = {
    * net.createConnection(port, host) and Node's net and tls leave noDelay false.
    */
   socketFacts(conn) {
-    return { tcp_nodelay: conn.kind === 'ws', tcp_nodelay_how: 'library' };
+    return { tcp_nodelay: conn.kind === 'ws', tcp_nodelay_how: 'library', ...tlsFact() };
   },
   /**
    * COMMIT the transaction and get a RECEIPT once the broker has handled it. stompjs's
@@ -297,6 +299,13 @@ export const wire = {
 
 // ---------------------------------------------------------------------------------------
 // connecting
+
+// the TLS version the connection negotiated (tls.TLSSocket getProtocol(): "TLSv1.3"), for the
+// ready line; null over plain TCP
+let tlsProtocol = null;
+export function tlsFact() {
+  return tlsProtocol ? { tls: tlsProtocol } : {};
+}
 
 /** @stomp/tcp-wrapper whose getSocket() (its documented override) is wire.tcpSocket(). */
 function tcpWrapper(ep, secure) {
@@ -324,6 +333,8 @@ class ActiveMQWebSocket {
   constructor(url, protocols, options) {
     const ws = new WebSocket(url, protocols, options);
     this.ws = ws;
+    // ws's 'upgrade' event: the HTTP response, on the (TLS) socket the WebSocket will use
+    ws.on('upgrade', (res) => { if (res.socket.getProtocol) tlsProtocol = res.socket.getProtocol(); });
     this.onopen = this.onclose = this.onerror = this.onmessage = null;
     ws.onopen = (evt) => this.onopen?.(evt);
     ws.onclose = (evt) => this.onclose?.(evt);

@@ -10,7 +10,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@stomp/stompjs';
-import { wire } from './common.mjs';
+import { tlsFact, wire } from './common.mjs';
 
 wire.name = 'stompjs-tuned';
 
@@ -26,7 +26,7 @@ wire.tcpSocket = (ep, secure) => {
   s.setNoDelay(true);
   return s;
 };
-wire.socketFacts = () => ({ tcp_nodelay: true, tcp_nodelay_how: 'library' });
+wire.socketFacts = () => ({ tcp_nodelay: true, tcp_nodelay_how: 'library', ...tlsFact() });
 
 // The receipt on the COMMIT frame itself, through stompjs's private _transmit (its commit()
 // takes no headers), instead of on a SUBSCRIBE sent after it.

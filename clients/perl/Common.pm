@@ -305,13 +305,16 @@ sub _ssl_options {
     };
 }
 
-# The ready line's socket fact: TCP_NODELAY read back from Net::Stomp's socket.
+# The ready line's socket facts: TCP_NODELAY read back from Net::Stomp's socket, and over
+# TLS the version it negotiated (IO::Socket::SSL's get_sslversion: "TLSv1_3").
 sub tcp_nodelay {
     my ($stomp) = @_;
     require Socket;
-    my $v = getsockopt($stomp->socket, Socket::IPPROTO_TCP(), Socket::TCP_NODELAY());
-    return (tcp_nodelay => \0, tcp_nodelay_how => 'unknown') unless defined $v;
-    return (tcp_nodelay => (unpack('i', $v) ? \1 : \0), tcp_nodelay_how => 'getsockopt');
+    my $sock = $stomp->socket;
+    my @tls = eval { $sock->isa('IO::Socket::SSL') } ? (tls => $sock->get_sslversion) : ();
+    my $v = getsockopt($sock, Socket::IPPROTO_TCP(), Socket::TCP_NODELAY());
+    return (tcp_nodelay => \0, tcp_nodelay_how => 'unknown', @tls) unless defined $v;
+    return (tcp_nodelay => (unpack('i', $v) ? \1 : \0), tcp_nodelay_how => 'getsockopt', @tls);
 }
 
 # Wait for the RECEIPT with this id; returns 1, or 0 on timeout / stop. Dies on ERROR or loss;

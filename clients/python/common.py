@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -185,12 +186,16 @@ def connect(args, listener: Listener | None = None):
 
 
 def tcp_nodelay(conn) -> dict:
-    """The ready line's socket fact: TCP_NODELAY as read back from stomp.py's socket."""
+    """The ready line's socket facts: TCP_NODELAY as read back from stomp.py's socket, and
+    over TLS the version it negotiated (ssl.SSLSocket.version(): "TLSv1.3")."""
     sock = getattr(conn.transport, "socket", None)
     if sock is None:
         return {"tcp_nodelay": None, "tcp_nodelay_how": "unknown"}
     on = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
-    return {"tcp_nodelay": bool(on), "tcp_nodelay_how": "getsockopt"}
+    facts = {"tcp_nodelay": bool(on), "tcp_nodelay_how": "getsockopt"}
+    if isinstance(sock, ssl.SSLSocket) and sock.version():
+        facts["tls"] = sock.version()
+    return facts
 
 
 class Listener(stomp.ConnectionListener):

@@ -89,3 +89,6 @@ def test_tls_and_a_login_for_every_stock_client(tmp_path):
     _exact(doc, 4000)
     assert doc["connections"]["tls"] is True and doc["connections"]["login"] is True
     assert set(doc["connections"]["schemes"]) == {"ssl", "stomp+ssl", "wss"}
+    # every client said which TLS version its connection negotiated
+    assert doc["connections"]["tls_versions"] == ["TLSv1.3"]
+    assert doc["connections"]["tls_unreported"] == []

@@ -117,7 +117,8 @@ def test_every_stock_client_runs_a_point_over_tls_with_the_brokers_login(secured
     assert doc["accounting"]["lost"] == 0 and doc["accounting"]["duplicates"] == 0
     assert doc["connections"] == {"schemes": ["ssl", "stomp+ssl", "wss"], "tls": True,
                                   "login": True, "trust": "the --ca bundle",
-                                  "client_certificate": True}
+                                  "client_certificate": True, "tls_versions": ["TLSv1.3"],
+                                  "tls_unreported": []}
     assert doc["parameters"]["tls"] and doc["parameters"]["auth"]
     # the password is nowhere in what the run printed or wrote, nor on a command line
     assert PASSWORD not in out + err

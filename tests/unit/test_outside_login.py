@@ -44,3 +44,12 @@ def test_what_the_connections_used_is_read_from_the_urls():
         "schemes": ["tcp", "wss"], "tls": False, "login": False,
         "trust": "the system's trust store", "client_certificate": False}
     assert outside.connections(["stomp://h:2"], None, "x")["trust"] is None
+
+
+def test_the_tls_versions_are_what_the_clients_said_their_connections_negotiated():
+    said = {"c1-perl": "TLSv1_3", "c2-java": "TLSv1.3", "p1-python": "TLSv1.2",
+            "c3-stompjs-browser": None}
+    got = outside.connections(["ssl://h:1", "stomp+ssl://h:2"], None, "x", None, said)
+    assert got["tls_versions"] == ["TLSv1.2", "TLSv1.3"]
+    assert got["tls_unreported"] == ["c3-stompjs-browser"]
+    assert "tls_versions" not in outside.connections(["stomp://h:2"], None, "x", None, said)

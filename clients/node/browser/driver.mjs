@@ -16,7 +16,7 @@
 // throwaway --user-data-dir, its own process group, dies with this program (setpriv's parent
 // death signal) and is stopped with its whole group on every exit path.
 
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -152,12 +152,12 @@ function sweepStaleProfiles() {
 /** Start Chromium; resolves to its DevTools WebSocket address. Exits 3 if it will not start.
  * A Chromium that dies before it listens is started once more (a fresh profile), with what
  * it said on stderr. */
-async function launch(timeoutMs) {
+async function launch(timeoutMs, ca = null) {
   const bin = chromiumPath();
   if (!bin) fail(3, 'no Chromium found (install Debian\'s chromium: ./bench setup), or set BB_CHROMIUM');
   sweepStaleProfiles();
   for (let attempt = 1; ; attempt++) {
-    const r = await launchOnce(bin, timeoutMs);
+    const r = await launchOnce(bin, timeoutMs, ca);
     if (r.ws) return r.ws;
     killBrowser();
     if (attempt >= 2) fail(3, `Chromium (${bin}) exited before it listened (${r.why})`);
@@ -165,7 +165,27 @@ async function launch(timeoutMs) {
   }
 }
 
-function launchOnce(bin, timeoutMs) {
+/**
+ * A CA Chromium trusts for wss:// (``--ca FILE``): on Linux it checks certificates against
+ * the NSS database in $HOME/.pki/nssdb, here the throwaway profile's own, so the CA goes into
+ * that database with NSS's certutil (Debian's libnss3-tools), trusted to issue server
+ * certificates ("C,,"), and nowhere else.
+ */
+function trustCa(home, ca) {
+  const db = path.join(home, '.pki', 'nssdb');
+  fs.mkdirSync(db, { recursive: true });
+  const file = path.join(home, 'bench-ca.pem'); // ca: the PEM's bytes
+  fs.writeFileSync(file, ca);
+  const certutil = (args) => {
+    const r = spawnSync('certutil', ['-d', `sql:${db}`, ...args], { encoding: 'utf8' });
+    if (r.error) fail(2, `--ca needs NSS's certutil (Debian package libnss3-tools): ${r.error.code || r.error.message}`);
+    if (r.status !== 0) fail(2, `--ca: certutil refused it: ${(r.stderr || r.stdout).trim().split('\n')[0]}`);
+  };
+  certutil(['-N', '--empty-password']);
+  certutil(['-A', '-t', 'C,,', '-n', 'burstbench --ca', '-i', file]);
+}
+
+function launchOnce(bin, timeoutMs, ca = null) {
   profile = fs.mkdtempSync(path.join(os.tmpdir(), 'bb-chromium-'));
   fs.writeFileSync(path.join(profile, 'owner'), `${process.pid} ${startTime(process.pid)}\n`);
   const flags = [...FLAGS, `--user-data-dir=${path.join(profile, 'data')}`];
@@ -181,6 +201,7 @@ function launchOnce(bin, timeoutMs) {
   // the path is short enough for the unix socket Chromium makes there (108 bytes with
   // org.chromium.Chromium.XXXXXX/SingletonSocket), TMPDIR
   for (const d of ['home', 'config', 'tmp']) fs.mkdirSync(path.join(profile, d));
+  if (ca) trustCa(path.join(profile, 'home'), ca);
   const env = {
     ...process.env, HOME: path.join(profile, 'home'), CHROME_CONFIG_HOME: path.join(profile, 'config'),
   };
@@ -209,9 +230,12 @@ function launchOnce(bin, timeoutMs) {
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (d) => {
       err = (err + d).slice(-8192);
-      // what Chromium says goes to our log, less its complaints that there is no D-Bus
+      // what Chromium says goes to our log, less its complaints that there is no D-Bus and
+      // its DevTools address (which this program uses, and a `browser` prints in its ready)
       for (const line of d.split('\n')) {
-        if (line.trim() && !line.includes('dbus')) process.stderr.write(`chromium: ${line}\n`);
+        if (line.trim() && !line.includes('dbus') && !line.includes('DevTools listening on')) {
+          process.stderr.write(`chromium: ${line}\n`);
+        }
       }
       const m = /DevTools listening on (ws:\/\/\S+)/.exec(err);
       if (m && !listening) {
@@ -244,11 +268,11 @@ async function closeBrowser(page) {
   return killBrowser();
 }
 
-async function openBrowser(timeoutMs) {
-  const shared = process.env.BB_BROWSER_WS;
+async function openBrowser(timeoutMs, ca) {
+  const shared = process.env.BB_BROWSER_WS;  // (started with the same --ca by the harness)
   let endpoint = shared;
   if (!shared) {
-    endpoint = await launch(timeoutMs);
+    endpoint = await launch(timeoutMs, ca);
     ownBrowser = true;
   }
   try {
@@ -265,16 +289,24 @@ async function openBrowser(timeoutMs) {
 
 if (role === 'browser') {
   if (argv.includes('--help')) {
-    process.stdout.write('usage: node driver.mjs browser [--id ID]\n\nStarts headless Chromium for the tabs of ' +
-      'stompjs:browser clients (BB_BROWSER_WS=<the ws address in ready>); stops on stdin stop/EOF or SIGTERM.\n');
+    process.stdout.write('usage: node driver.mjs browser [--id ID] [--ca FILE]\n\nStarts headless Chromium for the tabs of ' +
+      'stompjs:browser clients (BB_BROWSER_WS=<the ws address in ready>), trusting the PEM CA FILE for wss://; ' +
+      'stops on stdin stop/EOF or SIGTERM.\n');
     process.exit(0);
   }
   const i = argv.indexOf('--id');
   const id = i >= 0 ? argv[i + 1] : 'browser';
-  if (argv.some((a, k) => a.startsWith('--') && a !== '--id' && k !== i + 1) || (i >= 0 && !/^[A-Za-z0-9_.-]{1,64}$/.test(id || ''))) {
-    fail(2, 'browser takes --id ID only');
+  const c = argv.indexOf('--ca');
+  const caFile = c >= 0 ? argv[c + 1] : null;
+  if (argv.some((a, k) => a.startsWith('--') && !['--id', '--ca'].includes(a) && k !== i + 1 && k !== c + 1)
+      || (i >= 0 && !/^[A-Za-z0-9_.-]{1,64}$/.test(id || ''))) {
+    fail(2, 'browser takes --id ID and --ca FILE only');
   }
-  const ws = await launch(30000);
+  let ca = null;
+  if (c >= 0) {
+    try { ca = fs.readFileSync(caFile); } catch (e) { fail(2, `--ca: cannot read ${caFile}: ${e.code || e.message}`); }
+  }
+  const ws = await launch(30000, ca);
   ownBrowser = true;
   browser = await puppeteer.connect({ browserWSEndpoint: ws, defaultViewport: null });
   emit({ event: 'ready', id, role: 'browser', ws, pid: chrome.pid, version: await browser.version() });
@@ -312,9 +344,9 @@ function helpText() {
     .replace(/^usage: node \S+/, `usage: node browser/driver.mjs ${role}`)
     .replace(/STOMP client of burstbench[\s\S]*?\n\n/,
       'STOMP client of burstbench: @stomp/stompjs in a page of headless Chromium, over the\n' +
-      'browser\'s WebSocket. URL: ws://HOST:PORT/ or wss://HOST:PORT/ (Chromium\'s trust store).\n' +
+      'browser\'s WebSocket. URL: ws://HOST:PORT/ or wss://HOST:PORT/ (Chromium\'s trust store, or --ca).\n' +
       'BB_BROWSER_WS=ws://... (a `driver.mjs browser`): run as a tab of that browser.\n\n')
-    .replace(/( *--ca FILE +)[^\n]*\n/, "$1refused (exit 2): Chromium verifies wss:// with its own trust store\n")
+    .replace(/( *--ca FILE +)[^\n]*\n/, "$1PEM CA for wss://, put in the throwaway Chromium profile's NSS database\n")
     .replace(/( *--cert FILE +)[^\n]*\n/, "$1refused (exit 2): a page cannot be given a client certificate\n");
 }
 
@@ -345,7 +377,6 @@ async function client() {
   if (o.endpoint.kind !== 'ws') {
     fail(2, `--url ${o.url}: stompjs in the browser speaks ws:// and wss:// only`);
   }
-  if (o.ca) fail(2, '--ca: a page cannot be given a CA; Chromium verifies wss:// with its own trust store');
   if (o.cert) fail(2, '--cert: a page cannot be given a client certificate (mutual TLS)');
   if (!fs.existsSync(BUNDLE)) fail(3, `no stompjs bundle at ${BUNDLE}: run ./bench setup`);
 
@@ -426,7 +457,7 @@ async function client() {
   }
   const server = await servePage();
   server.unref();
-  mode = await openBrowser(Math.max(30000, pageOpts.connectTimeoutMs));
+  mode = await openBrowser(Math.max(30000, pageOpts.connectTimeoutMs), o.ca);
   if (signalled) return finish();
   page = await browser.newPage();
   page.on('console', (m) => process.stderr.write(`page ${m.type()}: ${m.text()}\n`));

@@ -217,8 +217,11 @@ public final class Jms {
     if (c instanceof org.apache.activemq.ActiveMQConnection ac) {
       try {
         java.net.Socket s = ac.getTransport().narrow(java.net.Socket.class);
-        if (s != null) {
-          return "\"tcp_nodelay\":" + s.getTcpNoDelay() + ",\"tcp_nodelay_how\":\"getsockopt\"";
+        if (s != null) {  // over ssl:// the negotiated TLS version too
+          String tls = s instanceof javax.net.ssl.SSLSocket ssl
+              ? ",\"tls\":\"" + ssl.getSession().getProtocol() + "\"" : "";
+          return "\"tcp_nodelay\":" + s.getTcpNoDelay() + ",\"tcp_nodelay_how\":\"getsockopt\""
+              + tls;
         }
       } catch (java.net.SocketException | RuntimeException ignored) {
         // fall through to what the library sets

@@ -564,7 +564,10 @@ public final class Common {
         if (c instanceof ActiveMQConnection) {
             try {
                 Socket s = ((ActiveMQConnection) c).getTransport().narrow(Socket.class);
-                if (s != null) return "\"tcp_nodelay\":" + s.getTcpNoDelay() + ",\"tcp_nodelay_how\":\"getsockopt\"";
+                // over ssl:// the negotiated version too (SSLSession.getProtocol(): "TLSv1.3")
+                String tls = s instanceof javax.net.ssl.SSLSocket ssl
+                    ? ",\"tls\":\"" + ssl.getSession().getProtocol() + "\"" : "";
+                if (s != null) return "\"tcp_nodelay\":" + s.getTcpNoDelay() + ",\"tcp_nodelay_how\":\"getsockopt\"" + tls;
             } catch (SocketException | RuntimeException ignored) {
                 // fall through to what the library sets
             }
