@@ -228,6 +228,10 @@ class BrokerSpec:
     jdbc: dict | None = None
     tls: object | None = None  # burstbench.infra.tls.Material: TLS-only connectors
     discovery_uri: str | None = None  # advertise the OpenWire connector (multicast)
+    # Artemis: the other nodes of its cluster, {"name", "uri"} each (their OpenWire acceptor,
+    # which takes Artemis's core protocol too), and the cluster's user and password
+    cluster_peers: list[dict] = field(default_factory=list)
+    cluster_password: str = ""
     # KahaDB shared-store master/slave: how often a broker waiting for the store's lock
     # retries (ms); 0 keeps ActiveMQ's default locker (no <locker> element)
     lock_acquire_ms: int = 0
@@ -406,8 +410,13 @@ def render_artemis(spec: BrokerSpec) -> str:
     if spec.tls:
         tls = (f";sslEnabled=true;keyStorePath={spec.tls.keystore};keyStoreType=PKCS12"
                f";keyStorePassword={spec.tls.password}")
+    # a node of a cluster: its OpenWire acceptor speaks core too, for the other nodes' bridges,
+    # which check the nodes' certificates against the CA under --tls
+    openwire = "CORE,OPENWIRE" if spec.cluster_peers else "OPENWIRE"
+    trust = (f"?sslEnabled=true;trustStorePath={spec.tls.truststore};trustStoreType=PKCS12"
+             f";trustStorePassword={spec.tls.password}") if spec.tls else ""
     acceptors = [
-        {"name": "openwire", "uri": f"tcp://{h}:{spec.openwire_port}?protocols=OPENWIRE;"
+        {"name": "openwire", "uri": f"tcp://{h}:{spec.openwire_port}?protocols={openwire};"
          f"{_ARTEMIS_ACCEPTOR};supportAdvisory=false;suppressInternalManagementObjects=true"
          + tls},
         {"name": "stomp", "uri": f"tcp://{h}:{spec.stomp_port}?protocols=STOMP;"
@@ -424,6 +433,10 @@ def render_artemis(spec: BrokerSpec) -> str:
         users=spec.users,
         acceptors=acceptors,
         global_max_size=spec.memory_limit.upper().removesuffix("B"),
+        cluster=({"self": f"tcp://{h}:{spec.openwire_port}" + trust,
+                  "peers": [{**p, "uri": p["uri"] + trust} for p in spec.cluster_peers],
+                  "user": "bench-cluster", "password": spec.cluster_password}
+                 if spec.cluster_peers else None),
         # Artemis's answer to a full address as it ships: PAGE (to disk)
         full_policy="PAGE",
     )

@@ -207,7 +207,17 @@ class Stack:
                 discovery_uri=(f"multicast://default?group=bb{tag}"
                                if spec.discovery == "multicast" else None),
                 tls=material, users=users)
+        if spec.broker_kind == "artemis":  # a cluster of every node: Artemis's own network
+            secret = secrets.token_urlsafe(16)
+            for name, bs in specs.items():
+                bs.cluster_password = secret
+                bs.cluster_peers = [{"name": peer, "uri": f"tcp://{specs[peer].host}:"
+                                                          f"{specs[peer].openwire_port}"}
+                                    for peer in lay.brokers if peer != name]
         for name, bs in specs.items():
+            if spec.broker_kind == "artemis":
+                bs.jdbc = self._jdbc(name)
+                continue
             bs.network_connectors = topology.connectors(
                 lay, name, spec.discovery, f"bb{tag}",
                 lambda peer: f"{'ssl' if spec.tls else 'tcp'}://{specs[peer].host}:"
@@ -258,6 +268,8 @@ class Stack:
     def _wait_bridges(self) -> None:
         """Wait until every broker's network connectors have their bridges up."""
         want = {n: self.layout.expected_bridges(n, self.spec.discovery) for n in self.brokers}
+        if self.spec.broker_kind == "artemis":  # each node bridges to every other
+            want = {n: len(self.brokers) - 1 for n in self.brokers}
         want = {n: k for n, k in want.items() if k}
         if not want:
             return

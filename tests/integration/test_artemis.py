@@ -92,3 +92,17 @@ def test_tls_and_a_login_for_every_stock_client(tmp_path):
     # every client said which TLS version its connection negotiated
     assert doc["connections"]["tls_versions"] == ["TLSv1.3"]
     assert doc["connections"]["tls_unreported"] == []
+
+
+def test_a_cluster_carries_every_message_to_the_node_with_the_consumers(tmp_path):
+    """``forward`` on Artemis: two nodes of a cluster (static connectors, ON_DEMAND), the
+    producers on a, the consumers on b: every message crosses a's cluster bridge once."""
+    doc = _run(tmp_path, "--topology", "forward", "--producer", "stomp-py,openwire-jms",
+               *CONSUMERS, "--count", "2000", "--bursts", "1")
+    a = doc["accounting"]
+    assert doc["status"] == "ok" and a["sent"] == a["received"] == 4000 and a["lost"] == 0
+    w = doc["broker_witness"]
+    assert w["agrees"], w["problems"]
+    assert w["brokers"]["a"]["bridges_forwarded"] == 4000
+    assert w["brokers"]["b"]["enqueued"] == w["brokers"]["b"]["dequeued"] == 4000
+    assert w["brokers"]["a"]["enqueued"] == 0

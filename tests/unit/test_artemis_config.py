@@ -64,6 +64,7 @@ def test_a_jdbc_store_names_its_driver_and_database():
 def test_tls_and_users_secure_every_acceptor_with_jaas_files_beside_them(tmp_path):
     class Material:
         keystore, password = Path("/tls/broker.p12"), "kspw"
+        truststore = Path("/tls/trust.p12")
 
     spec = _spec(tls=Material(), users=[{"name": "bench", "password": "s3cret"}])
     core = _core(spec)
@@ -103,7 +104,7 @@ def test_the_point_gives_the_window_to_stomp_consumers_and_records_it():
 
 @pytest.mark.parametrize("kw,says", [
     ({"persistence": "kahadb"}, "Artemis's own store is journal"),
-    ({"topology": "forward"}, "Artemis's clustering is not built yet"),
+    ({"topology": "chain3"}, "there is no chain of hops"),
     ({"optimized_dispatch": True}, "Classic's queue policy"),
     ({"producer_flow_control": False}, "pages a full address to disk"),
 ])
@@ -118,3 +119,20 @@ def test_classic_has_no_journal_and_an_outside_broker_is_not_started():
         PointSpec(persistence="journal").validate()
     with pytest.raises(ValueError, match="with --broker-url the broker is the one"):
         PointSpec(broker="artemis", broker_urls=["stomp://127.0.0.1:1"]).validate()
+
+
+def test_a_node_of_a_cluster_names_its_peers_and_takes_core_on_its_openwire_acceptor():
+    spec = _spec(cluster_peers=[{"name": "b", "uri": "tcp://127.0.0.1:2001"}],
+                 cluster_password="cpw")
+    core = _core(spec)
+    acceptors = {a.get("name"): a.text for a in core.iterfind("c:acceptors/c:acceptor", NS)}
+    assert "protocols=CORE,OPENWIRE;" in acceptors["openwire"]
+    connectors = {c.get("name"): c.text for c in core.iterfind("c:connectors/c:connector", NS)}
+    assert connectors == {"self": "tcp://127.0.0.1:1001", "b": "tcp://127.0.0.1:2001"}
+    cc = core.find("c:cluster-connections/c:cluster-connection", NS)
+    assert cc.findtext("c:message-load-balancing", namespaces=NS) == "ON_DEMAND"
+    assert [r.text for r in cc.iterfind("c:static-connectors/c:connector-ref", NS)] == ["b"]
+    assert core.findtext("c:cluster-password", namespaces=NS) == "cpw"
+    setting = core.find("c:address-settings/c:address-setting", NS)
+    assert setting.findtext("c:redistribution-delay", namespaces=NS) == "0"
+    assert _core(_spec()).find("c:cluster-connections", NS) is None

@@ -19,6 +19,8 @@ import org.apache.activemq.artemis.core.postoffice.Binding;
 import org.apache.activemq.artemis.core.postoffice.impl.LocalQueueBinding;
 import org.apache.activemq.artemis.core.server.ActiveMQServer;
 import org.apache.activemq.artemis.core.server.Queue;
+import org.apache.activemq.artemis.core.server.cluster.Bridge;
+import org.apache.activemq.artemis.core.server.cluster.ClusterConnection;
 import org.apache.activemq.artemis.core.server.embedded.EmbeddedActiveMQ;
 import org.apache.activemq.artemis.core.server.impl.AddressInfo;
 import org.apache.activemq.artemis.spi.core.security.ActiveMQJAASSecurityManager;
@@ -142,6 +144,10 @@ public final class Main {
     ready.append("}}");
     say(ready.toString());
 
+    if (!server.getClusterManager().getClusterConnections().isEmpty()) {
+      watchBridges(server);
+    }
+
     if (watchStdin) {
       ActiveMQServer s = server;
       Thread watcher = new Thread(() -> {
@@ -238,7 +244,21 @@ public final class Main {
       first = false;
     }
     Runtime rt = Runtime.getRuntime();
-    out.append("},\"subscriptions\":[],\"journal_files\":[],\"bridges\":[]")
+    out.append("},\"subscriptions\":[],\"journal_files\":[],\"bridges\":[");
+    first = true;
+    for (ClusterConnection cc : server.getClusterManager().getClusterConnections()) {
+      for (Bridge b : cc.getBridges()) {
+        // a cluster bridge takes what its store-and-forward queue holds to another node
+        out.append(first ? "" : ",").append("{\"connector\":\"").append(json(cc.getName().toString()))
+            .append("\",\"remote\":\"").append(json(b.getName().toString()))
+            .append("\",\"connected\":").append(b.isConnected())
+            .append(",\"enqueued\":").append(b.getQueue().getMessagesAdded())
+            .append(",\"dequeued\":").append(b.getMetrics().getMessagesAcknowledged())
+            .append(",\"holding\":").append(b.getQueue().getMessageCount()).append('}');
+        first = false;
+      }
+    }
+    out.append("]")
         .append(",\"usage\":{\"memory_bytes\":")
         .append(server.getPagingManager().getGlobalSize())
         .append("},\"connections\":").append(server.getConnectionCount())
@@ -312,6 +332,37 @@ public final class Main {
   }
 
   static final long HOLD_S = 300;
+
+  /**
+   * Prints {@code {"event":"bridges","active":N}} whenever the number of connected cluster
+   * bridges (one to each node this node's cluster connection reaches) changes, so the harness
+   * can wait for the cluster to be formed before it starts clients.
+   */
+  private static void watchBridges(ActiveMQServer server) {
+    Thread t = new Thread(() -> {
+      int last = -1;
+      while (server.isStarted()) {
+        int active = 0;
+        for (ClusterConnection cc : server.getClusterManager().getClusterConnections()) {
+          for (Bridge b : cc.getBridges()) {
+            active += b.isConnected() ? 1 : 0;
+          }
+        }
+        if (active != last) {
+          say("{\"event\":\"bridges\",\"broker\":\"" + json(server.getConfiguration().getName())
+              + "\",\"active\":" + active + "}");
+          last = active;
+        }
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }, "burstbench-bridge-watch");
+    t.setDaemon(true);
+    t.start();
+  }
 
   private static long openFiles() {
     String[] fds = new java.io.File("/proc/self/fd").list();
