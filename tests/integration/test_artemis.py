@@ -106,3 +106,15 @@ def test_a_cluster_carries_every_message_to_the_node_with_the_consumers(tmp_path
     assert w["brokers"]["a"]["bridges_forwarded"] == 4000
     assert w["brokers"]["b"]["enqueued"] == w["brokers"]["b"]["dequeued"] == 4000
     assert w["brokers"]["a"]["enqueued"] == 0
+
+
+@pytest.mark.parametrize("store", ["jdbc-postgres",
+                                   pytest.param("jdbc-mariadb", marks=pytest.mark.full)])
+def test_artemis_keeps_persistent_messages_in_a_database(store, tmp_path):
+    """Artemis's JDBC store (database-store-configuration) on a database started for the
+    point: persistent messages from STOMP and JMS producers, every one received once."""
+    doc = _run(tmp_path, "--persistence", store, "--persistent", "--producer",
+               "stomp-py,openwire-jms", "--consumer", "openwire-jms,net-stomp", "--consumers",
+               "2", "--count", "500", "--bursts", "1")
+    _exact(doc, 1000)
+    assert doc["parameters"]["persistence"] == store
