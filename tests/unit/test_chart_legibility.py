@@ -59,10 +59,9 @@ def _rates(doc: dict, recv: float, send: float, spread: float = 0.1) -> None:
 def _doc(tmp_path, point: sweep.Point, profile: str) -> dict:
     doc = document(_outcome(tmp_path), "t")
     doc["parameters"] = point.spec.params()
-    kind = point.spec.broker
-    doc.setdefault("versions", {})["broker"] = {
-        "name": brokers.PRODUCTS[kind],
-        "version": brokers.ARTEMIS_VERSION if kind == "artemis" else brokers.ACTIVEMQ_VERSION}
+    kind, version = brokers.parse_broker(point.spec.broker)
+    doc.setdefault("versions", {})["broker"] = {"name": brokers.PRODUCTS[kind],
+                                                "version": version}
     doc["sweep"] = {"profile": profile, "axis": point.axis, "series": point.series,
                     "x": point.x}
     return doc
