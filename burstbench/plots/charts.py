@@ -272,11 +272,29 @@ def _broker_ticks(points) -> dict[str, str]:
     return out
 
 
+def window_latency(doc: dict, pct: str) -> tuple[float, float, float]:
+    """A sustained point's latency percentile ``pct`` as its method gives a figure: the median
+    with min and max over its measured 1-s windows that had the samples for one (NaNs when
+    none had); the whole period's figure where the point has no windows (bursts)."""
+    wins = [w for w in ((doc.get("sustained") or {}).get("windows") or {}).get("1s", [])
+            if w.get("measured")]
+    vals = sorted(v for w in wins if isinstance(v := (w.get("latency_ms") or {}).get(pct),
+                                                   (int, float)))
+    if not wins:
+        v = num((doc.get("latency_ms") or {}).get(pct))
+        return v, v, v
+    if not vals:
+        return math.nan, math.nan, math.nan
+    n = len(vals)
+    med = vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+    return med, vals[0], vals[-1]
+
+
 def chart_latency_by_category(manifest, points, axis: str, x_key: str, path: Path, *,
                               order=None, ticks: dict[str, str] | None = None) -> Path:
     """Paced points: p50 and p99 latency (from the intended send time) per category value,
-    one bar per series; the error bar of p99 spans its 1-s windows' p99 (min-max) where
-    the windows had the samples for one."""
+    one bar per series, each the median over the measured 1-s windows with their min-max
+    (``window_latency``)."""
     series = series_of(points, x_key)
     missing = not_drawn(points, x_key)
     raw = {str(x): x for pts in series.values() for x, _p in pts}
@@ -294,11 +312,7 @@ def chart_latency_by_category(manifest, points, axis: str, x_key: str, path: Pat
             for ci, c in enumerate(cats):
                 if c not in by:
                     continue
-                v = num((by[c].get("latency_ms") or {}).get(pct))
-                win = ((by[c].get("sustained") or {}).get("steady") or {}).get("p99_ms") or {}
-                low, high = (num(win.get("min")), num(win.get("max"))) if pct == "p99" else (v, v)
-                low = v if math.isnan(low) else min(low, v)
-                high = v if math.isnan(high) else max(high, v)
+                v, low, high = window_latency(by[c], pct)
                 xs.append(ci - 0.4 + width * (si + 0.5))
                 med.append(v)
                 lo.append(low)
@@ -319,7 +333,7 @@ def chart_latency_by_category(manifest, points, axis: str, x_key: str, path: Pat
         style.scale_to_data(ax, rows, bottom=0)
         ax.set_xticks(range(len(cats)), [(ticks or {}).get(c, c) for c in cats])
         ax.set_xlabel(axis)
-        ax.set_ylabel(f"{pct} latency ms")
+        ax.set_ylabel(f"{pct} latency ms (median of 1-s windows, min-max)")
         ax.set_title(f"{pct} latency at a paced rate", fontsize=10)
         ax.grid(axis="y", alpha=0.3)
     if len(series) > 1:
@@ -332,8 +346,8 @@ def chart_latency_by_category(manifest, points, axis: str, x_key: str, path: Pat
 
 def broker_table(by_axis: dict[str, list[dict]], kinds: dict[str, str]) -> str:
     """A Markdown table of the run's broker axes, a row per client pair: the flood's receive
-    rate (median, min-max over its windows) and the paced p99 (its 1-s windows' min-max) on
-    each broker; "" when the run has no broker axis."""
+    rate and the paced p99 on each broker, each the median over the measured 1-s windows with
+    their min-max; "" when the run has no broker axis."""
     flood = [p for a, pts in by_axis.items() if kinds.get(a) == "by-broker" for p in pts]
     paced = [p for a, pts in by_axis.items() if kinds.get(a) == "latency-by-broker"
              for p in pts]
@@ -362,10 +376,7 @@ def broker_table(by_axis: dict[str, list[dict]], kinds: dict[str, str]) -> str:
     for p in paced:
         pair, kind = at(p)
         rates.add(num(p["parameters"].get("rate")))
-        win = ((p.get("sustained") or {}).get("steady") or {}).get("p99_ms") or {}
-        cells[pair][f"p99 {kind}"] = (rng(num((p.get("latency_ms") or {}).get("p99")),
-                                          num(win.get("min")), num(win.get("max")),
-                                          lambda v: f"{v:,.1f}")
+        cells[pair][f"p99 {kind}"] = (rng(*window_latency(p, "p99"), lambda v: f"{v:,.1f}")
                                       if drawable(p) else why_not(p).split(":")[0])
     rate = "/".join(f"{r:,.0f}" for r in sorted(rates) if not math.isnan(r)) or "?"
     head = ["pair"] + [f"receive msg/s, {names[k]}" for k in kinds_seen if flood] + [

@@ -16,9 +16,11 @@ def _point(kind: str, pair: str, *, recv=None, p99=None, windows=None, status="o
     if recv is not None:
         doc["throughput"] = {"recv_msgs_per_s": recv, "recv_min": recv - 100,
                              "recv_max": recv + 50}
-    if p99 is not None:
+    if p99 is not None:  # the whole period's p99, and each measured 1-s window's
         doc["latency_ms"] = {"p99": p99}
-        doc["sustained"] = {"steady": {"p99_ms": windows or {}}}
+        doc["sustained"] = {"windows": {"1s": [
+            {"measured": False, "latency_ms": {"p99": 999.0}},
+            *({"measured": True, "latency_ms": {"p99": w}} for w in (windows or [p99]))]}}
     return doc
 
 
@@ -27,7 +29,8 @@ def test_a_row_per_pair_with_each_brokers_rate_and_paced_p99():
              _point("artemis", "stomp-py", recv=6500.0),
              _point("classic", "net-stomp", recv=5000.0),
              _point("artemis", "net-stomp", status="failed")]
-    paced = [_point("classic", "stomp-py", p99=2.5, windows={"min": 2.1, "max": 3.0}),
+    # a window without the samples for a p99 (None) is left out; the warm-up's never counts
+    paced = [_point("classic", "stomp-py", p99=9.9, windows=[3.0, 2.1, None, 2.5]),
              _point("artemis", "stomp-py", p99=4.25)]
     text = broker_table({"broker": flood, "broker-paced": paced},
                         {"broker": "by-broker", "broker-paced": "latency-by-broker"})
@@ -38,7 +41,7 @@ def test_a_row_per_pair_with_each_brokers_rate_and_paced_p99():
     assert lines[2].startswith("| net-stomp | 5,000 (4,900-5,050) | failed")
     assert lines[2].endswith("| - | - |")
     assert lines[3] == ("| stomp-py | 8,000 (7,900-8,050) | 6,500 (6,400-6,550) | "
-                        "2.5 (2.1-3.0) | 4.2 |")
+                        "2.5 (2.1-3.0) | 4.2 (4.2-4.2) |")
 
 
 def test_no_broker_axis_no_table():
