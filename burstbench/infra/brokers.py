@@ -87,7 +87,8 @@ STORES = {"classic": ("none", "kahadb", "kahadb-nosync", "jdbc-derby", "jdbc-pos
 STOMP_FRAME_OVERHEAD = 512
 
 
-def stomp_window(product: str, ack: str, prefetch: int, size: int) -> int | None:
+def stomp_window(product: str, ack: str, prefetch: int, size: int,
+                 transacted: bool = False) -> int | None:
     """The ``consumer-window-size`` a STOMP consumer sends on ``product``, or None where
     ``activemq.prefetchSize`` means what it says (messages: ActiveMQ Classic).
 
@@ -96,10 +97,12 @@ def stomp_window(product: str, ack: str, prefetch: int, size: int) -> int | None
     first window's worth (Artemis 2.44.0's StompSession acknowledges auto deliveries without
     giving credits back), so auto gets -1, Artemis's own default for auto (no limit); the
     client modes get ``prefetch`` frames' worth of bytes, so a consumer still holds about
-    ``prefetch`` messages, as on Classic."""
+    ``prefetch`` messages, as on Classic. A transacted consumer's acknowledgements give no
+    window back either (a stomp.py consumer acknowledging inside transactions stopped at 1,328
+    of 3,000), so it gets -1 too."""
     if product != PRODUCTS["artemis"]:
         return None
-    if ack == "auto":
+    if ack == "auto" or transacted:
         return -1
     return prefetch * (size + STOMP_FRAME_OVERHEAD)
 

@@ -147,9 +147,8 @@ class PointSpec:
         if r is None or r.protocol not in ("stomp", "ws"):
             return None
         product = product or ("" if self.broker_urls else brokers.PRODUCTS[self.broker_kind])
-        # transactions acknowledge each message (client-individual) inside them
-        ack = "client-individual" if self.tx_batch and self.ack == "auto" else self.ack
-        return brokers.stomp_window(product, ack, self.prefetch, self.size)
+        return brokers.stomp_window(product, self.ack, self.prefetch, self.size,
+                                    transacted=bool(self.tx_batch))
 
     def flow_control(self, product: str) -> dict:
         """What each consumer of the point was told to hold at most, by the protocol it

@@ -162,9 +162,18 @@ function num(name, v, dflt) {
 export function parseArgs(role, argv) {
   const config = {};
   for (const [name, type] of forRole(role)) config[name] = { type };
+  // util.parseArgs takes a value that starts with a dash only as --name=VALUE: a negative
+  // number after an option that takes a value (--window-bytes -1) is joined to it here
+  const args = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i].startsWith('--') ? argv[i].slice(2) : null;
+    if (config[name]?.type === 'string' && /^-[0-9]/.test(argv[i + 1] ?? '')) {
+      args.push(`${argv[i]}=${argv[++i]}`);
+    } else args.push(argv[i]);
+  }
   let raw;
   try {
-    raw = utilParseArgs({ args: argv, options: config, strict: true, allowPositionals: false }).values;
+    raw = utilParseArgs({ args, options: config, strict: true, allowPositionals: false }).values;
   } catch (e) {
     fail(2, e.message);
   }

@@ -80,10 +80,9 @@ def _window(broker, cons: clients.Resolved, args, size: int) -> list[str]:
         return []
     args = list(args)
     opt = {k: args[i + 1] for i, k in enumerate(args[:-1]) if k in ("--ack", "--prefetch")}
-    ack = opt.get("--ack", "auto")
-    if "--tx-batch" in args and ack == "auto":
-        ack = "client-individual"
-    w = brokers.stomp_window(broker.product, ack, int(opt.get("--prefetch", 1000)), size)
+    w = brokers.stomp_window(broker.product, opt.get("--ack", "auto"),
+                             int(opt.get("--prefetch", 1000)), size,
+                             transacted="--tx-batch" in args)
     return [] if w is None else ["--window-bytes", str(w)]
 
 

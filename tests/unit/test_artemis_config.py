@@ -87,6 +87,7 @@ def test_stomp_consumers_get_a_window_in_bytes_on_artemis_only():
     assert brokers.stomp_window(artemis, "auto", 1000, 6) == -1
     assert brokers.stomp_window(artemis, "client", 1000, 6) == 1000 * (6 + 512)
     assert brokers.stomp_window(artemis, "client-individual", 10, 1024) == 10 * (1024 + 512)
+    assert brokers.stomp_window(artemis, "client", 1000, 6, transacted=True) == -1
 
 
 def test_the_point_gives_the_window_to_stomp_consumers_and_records_it():
