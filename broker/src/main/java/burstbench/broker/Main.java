@@ -1,9 +1,5 @@
 package burstbench.broker;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,6 +22,14 @@ import org.apache.activemq.command.ActiveMQQueue;
 import org.apache.activemq.command.ConsumerInfo;
 import org.apache.activemq.network.NetworkBridge;
 import org.apache.activemq.network.NetworkConnector;
+
+import burstbench.broker.protocol.Lines;
+
+import static burstbench.broker.protocol.Lines.epochNanos;
+import static burstbench.broker.protocol.Lines.json;
+import static burstbench.broker.protocol.Lines.openFiles;
+import static burstbench.broker.protocol.Lines.rootMessage;
+import static burstbench.broker.protocol.Lines.say;
 
 /**
  * Runs one ActiveMQ Classic broker from an ordinary activemq.xml (xbean), the same file the
@@ -142,42 +146,14 @@ public final class Main {
     System.out.flush();
 
     if (!broker.getNetworkConnectors().isEmpty()) {
-      watchBridges(broker);
+      Lines.watchBridges(broker.getBrokerName(),
+          () -> !broker.isStopped() && !broker.isStopping(), () -> activeBridges(broker));
     }
 
     if (watchStdin) {
-      Thread watcher = new Thread(() -> {
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in,
-            StandardCharsets.UTF_8));
-        try {
-          String line;
-          while ((line = in.readLine()) != null) {
-            String cmd = line.strip();
-            if (cmd.equals("stats")) {
-              say(stats(broker));
-            } else if (cmd.startsWith("hold ")) {
-              hold(broker, List.of(cmd.substring(5).strip().split("\\s+")));
-            }
-          }
-        } catch (IOException ignored) {
-          // a broken pipe means the same as end of file
-        }
-        System.err.println("burstbench broker: parent gone (stdin closed), stopping");
-        System.exit(0);
-      }, "burstbench-stdin-watch");
-      watcher.setDaemon(true);
-      watcher.start();
+      Lines.watchStdin(() -> stats(broker), names -> hold(broker, names));
     }
     stopped.await();
-  }
-
-  /** One JSON line on stdout, whole (the stdin watcher, the hold thread and the bridge
-   * watcher write from their own threads). */
-  static void say(String json) {
-    synchronized (System.out) {
-      System.out.println(json);
-      System.out.flush();
-    }
   }
 
   /**
@@ -236,33 +212,13 @@ public final class Main {
   /** How long {@code hold} waits for the queues' consumers before it lets them go anyway. */
   static final long HOLD_S = 300;
 
-  /**
-   * Prints {@code {"event":"bridges","active":N}} whenever the number of established network
-   * bridges this broker's own network connectors hold changes, so the harness can wait for a
-   * network of brokers to be connected before it starts clients.
-   */
-  private static void watchBridges(BrokerService broker) {
-    Thread t = new Thread(() -> {
-      int last = -1;
-      while (!broker.isStopped() && !broker.isStopping()) {
-        int active = 0;
-        for (NetworkConnector nc : broker.getNetworkConnectors()) {
-          active += nc.activeBridges().size();
-        }
-        if (active != last) {
-          say("{\"event\":\"bridges\",\"broker\":\"" + broker.getBrokerName()
-              + "\",\"active\":" + active + "}");
-          last = active;
-        }
-        try {
-          Thread.sleep(100);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    }, "burstbench-bridge-watch");
-    t.setDaemon(true);
-    t.start();
+  /** Bridges this broker's own network connectors hold now. */
+  private static int activeBridges(BrokerService broker) {
+    int active = 0;
+    for (NetworkConnector nc : broker.getNetworkConnectors()) {
+      active += nc.activeBridges().size();
+    }
+    return active;
   }
 
   /** Every queue's, consumer's and network bridge's counters, as one JSON line. */
@@ -378,29 +334,6 @@ public final class Main {
       // no persistence adapter (non-persistent broker) or no directory: no files
     }
     return out.append(']').toString();
-  }
-
-  /** Open file descriptors of this process (Linux /proc), -1 where that cannot be read. */
-  private static long openFiles() {
-    String[] fds = new java.io.File("/proc/self/fd").list();
-    return fds == null ? -1 : fds.length;
-  }
-
-  private static long epochNanos() {
-    java.time.Instant now = java.time.Instant.now();
-    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
-  }
-
-  private static String json(String s) {
-    return s.replace("\\", "\\\\").replace("\"", "\\\"");
-  }
-
-  private static String rootMessage(Throwable e) {
-    Throwable t = e;
-    while (t.getCause() != null && t.getCause() != t) {
-      t = t.getCause();
-    }
-    return t.getClass().getSimpleName() + ": " + t.getMessage();
   }
 
   private static void usage(String why) {

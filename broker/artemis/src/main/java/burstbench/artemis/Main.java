@@ -1,9 +1,5 @@
 package burstbench.artemis;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -25,6 +21,14 @@ import org.apache.activemq.artemis.core.server.embedded.EmbeddedActiveMQ;
 import org.apache.activemq.artemis.core.server.impl.AddressInfo;
 import org.apache.activemq.artemis.spi.core.security.ActiveMQJAASSecurityManager;
 import org.apache.activemq.artemis.utils.VersionLoader;
+
+import burstbench.broker.protocol.Lines;
+
+import static burstbench.broker.protocol.Lines.epochNanos;
+import static burstbench.broker.protocol.Lines.json;
+import static burstbench.broker.protocol.Lines.openFiles;
+import static burstbench.broker.protocol.Lines.rootMessage;
+import static burstbench.broker.protocol.Lines.say;
 
 /**
  * Runs one ActiveMQ Artemis broker from an ordinary broker.xml, the file the official
@@ -145,46 +149,19 @@ public final class Main {
     say(ready.toString());
 
     if (!server.getClusterManager().getClusterConnections().isEmpty()) {
-      watchBridges(server);
+      ActiveMQServer s = server;
+      Lines.watchBridges(name, s::isStarted, () -> connectedBridges(s));
     }
 
     if (watchStdin) {
       ActiveMQServer s = server;
-      Thread watcher = new Thread(() -> {
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in,
-            StandardCharsets.UTF_8));
-        try {
-          String line;
-          while ((line = in.readLine()) != null) {
-            String cmd = line.strip();
-            if (cmd.equals("stats")) {
-              say(stats(s));
-            } else if (cmd.startsWith("hold ")) {
-              hold(s, List.of(cmd.substring(5).strip().split("\\s+")));
-            }
-          }
-        } catch (IOException ignored) {
-          // a broken pipe means the same as end of file
-        }
-        System.err.println("burstbench broker: parent gone (stdin closed), stopping");
-        System.exit(0);
-      }, "burstbench-stdin-watch");
-      watcher.setDaemon(true);
-      watcher.start();
+      Lines.watchStdin(() -> stats(s), names -> hold(s, names));
     }
     stopped.await();
   }
 
   static String version() {
     return VersionLoader.getVersion().getFullVersion();
-  }
-
-  /** One JSON line on stdout, whole (the stdin watcher and the hold thread both write). */
-  static void say(String json) {
-    synchronized (System.out) {
-      System.out.println(json);
-      System.out.flush();
-    }
   }
 
   /** A queue of the run: not Artemis's own (activemq.*, $sys.*) nor the DLQ and ExpiryQueue. */
@@ -249,7 +226,8 @@ public final class Main {
     for (ClusterConnection cc : server.getClusterManager().getClusterConnections()) {
       for (Bridge b : cc.getBridges()) {
         // a cluster bridge takes what its store-and-forward queue holds to another node
-        out.append(first ? "" : ",").append("{\"connector\":\"").append(json(cc.getName().toString()))
+        out.append(first ? "" : ",").append("{\"connector\":\"")
+            .append(json(cc.getName().toString()))
             .append("\",\"remote\":\"").append(json(b.getName().toString()))
             .append("\",\"connected\":").append(b.isConnected())
             .append(",\"enqueued\":").append(b.getQueue().getMessagesAdded())
@@ -333,57 +311,15 @@ public final class Main {
 
   static final long HOLD_S = 300;
 
-  /**
-   * Prints {@code {"event":"bridges","active":N}} whenever the number of connected cluster
-   * bridges (one to each node this node's cluster connection reaches) changes, so the harness
-   * can wait for the cluster to be formed before it starts clients.
-   */
-  private static void watchBridges(ActiveMQServer server) {
-    Thread t = new Thread(() -> {
-      int last = -1;
-      while (server.isStarted()) {
-        int active = 0;
-        for (ClusterConnection cc : server.getClusterManager().getClusterConnections()) {
-          for (Bridge b : cc.getBridges()) {
-            active += b.isConnected() ? 1 : 0;
-          }
-        }
-        if (active != last) {
-          say("{\"event\":\"bridges\",\"broker\":\"" + json(server.getConfiguration().getName())
-              + "\",\"active\":" + active + "}");
-          last = active;
-        }
-        try {
-          Thread.sleep(100);
-        } catch (InterruptedException e) {
-          return;
-        }
+  /** Cluster bridges connected now: one to each node this node's cluster connection reaches. */
+  private static int connectedBridges(ActiveMQServer server) {
+    int active = 0;
+    for (ClusterConnection cc : server.getClusterManager().getClusterConnections()) {
+      for (Bridge b : cc.getBridges()) {
+        active += b.isConnected() ? 1 : 0;
       }
-    }, "burstbench-bridge-watch");
-    t.setDaemon(true);
-    t.start();
-  }
-
-  private static long openFiles() {
-    String[] fds = new java.io.File("/proc/self/fd").list();
-    return fds == null ? -1 : fds.length;
-  }
-
-  private static long epochNanos() {
-    java.time.Instant now = java.time.Instant.now();
-    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
-  }
-
-  private static String json(String s) {
-    return s.replace("\\", "\\\\").replace("\"", "\\\"");
-  }
-
-  private static String rootMessage(Throwable e) {
-    Throwable t = e;
-    while (t.getCause() != null && t.getCause() != t) {
-      t = t.getCause();
     }
-    return t.getClass().getSimpleName() + ": " + t.getMessage();
+    return active;
   }
 
   private static void usage(String why) {
