@@ -8,7 +8,7 @@ import sys
 
 from burstbench import clients, profiles
 from burstbench.faults.registry import SCENARIOS
-from burstbench.infra import brokers
+from burstbench.infra import brokers, topology
 from burstbench.infra.procs import Interrupted, install_signal_handlers
 from burstbench.measure import results
 from burstbench.measure.run import PointFailed, PointSpec
@@ -119,7 +119,8 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
                    help="sustained mode: seconds sent before the measured duration (e.g. 15s)")
     p.add_argument("--tx-batch", type=_int(0), default=0, help="transacted batches of N")
     p.add_argument("--topology", default="single",
-                   help="single, forward, split, chain3, mesh3 (networks of brokers)")
+                   help="networks of brokers: " + ", ".join(topology.TOPOLOGIES)
+                   + " (Classic's network connectors; on Artemis a cluster, chain3 refused)")
     p.add_argument("--discovery", default="static", help="static or multicast (netns only)")
     p.add_argument("--hosts", default="loopback",
                    help="loopback (ports on 127.0.0.1), netns (a network namespace each), "
