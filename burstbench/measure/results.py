@@ -69,6 +69,20 @@ SUMMARY_COLUMNS = [
     "accounting.duplicates",
     "busiest.process",
     "busiest.cpu_share",
+    # appended (readers of the columns above are unaffected): the broker that ran, how the
+    # point was paced and secured, where its hosts were, its tail, and whether it kept up
+    "broker",
+    "versions.broker.name",
+    "versions.broker.version",
+    "rate",
+    "duration",
+    "warmup",
+    "tls",
+    "auth",
+    "tcp_nodelay",
+    "hosts",
+    "latency_ms.p99_9",
+    "sustained.keeps_up",
 ]
 
 

@@ -108,6 +108,9 @@ def test_summary_latest_and_resume(tmp_path):
     run.finish("incomplete")
     rows = (tmp_path / "r3" / "summary.csv").read_text().splitlines()
     assert rows[0].split(",") == results.SUMMARY_COLUMNS and len(rows) == 3
+    row = dict(zip(results.SUMMARY_COLUMNS, rows[1].split(","), strict=True))
+    assert row["broker"] == "classic" and row["versions.broker.name"] == "ActiveMQ Classic"
+    assert (row["rate"], row["tls"], row["hosts"]) == ("0", "False", "loopback")
     assert (tmp_path / "latest").resolve() == (tmp_path / "r3").resolve()
     assert results.resolve_run("latest", tmp_path) == (tmp_path / "r3").resolve()
     again = results.Run("r3", ["bench"], root=tmp_path, resume=True)
