@@ -521,7 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--find-max", action="store_true",
                    help="find the maximum sustainable rate: a flood, then sustained probes at "
                    "25-110%% of its rate and two bisections (--duration/--warmup per probe, "
-                   "default 10s/3s); a probe holds when receive keeps up with send, the backlog "
+                   "default 10s/10s); a probe holds when receive keeps up with send, the backlog "
                    "does not grow and p99 <= --p99-bound")
     p.add_argument("--calibrate", action="store_true",
                    help="first measure the calibration reference (stock Java pair, 6 B, and a "

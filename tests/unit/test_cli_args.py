@@ -79,3 +79,12 @@ def test_python_client_bad_args(role, args, needle):
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], r.stderr
+
+
+def test_find_max_help_gives_the_probe_defaults_the_code_uses():
+    from burstbench.measure import findmax
+
+    r = bench("run", "--help")
+    text = " ".join(r.stdout.split())
+    assert (f"default {findmax.DEFAULT_DURATION:g}s/{findmax.DEFAULT_WARMUP:g}s"
+            in text.replace("s/ ", "s/")), text
