@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from pathlib import Path
 
 from burstbench import clients, profiles
 from burstbench.faults.registry import SCENARIOS
@@ -682,11 +683,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_int(1), metavar="N", help="checks at a time (default: one "
                    "per core, at most 4)")
     p.set_defaults(func=cmd_doctor)
+    for name, p in sub.choices.items():
+        if name != "doctor":  # every command that writes or reads runs
+            p.add_argument("--results", metavar="DIR",
+                           help="where runs are written and read (default: results/ in the "
+                           "repository, or the environment's BURSTBENCH_RESULTS)")
     return ap
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "results", None):
+        import os
+
+        from burstbench import paths
+        paths.RESULTS = Path(args.results).resolve()
+        os.environ["BURSTBENCH_RESULTS"] = str(paths.RESULTS)  # for the processes it starts
     install_signal_handlers()
     try:
         return args.func(args)

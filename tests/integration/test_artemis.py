@@ -30,11 +30,11 @@ def _built():
 
 
 def _run(tmp_path, *args) -> dict:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("BURSTBENCH_")},
-           "BURSTBENCH_RESULTS": str(tmp_path)}
+    """``bench run --broker artemis ARGS``, its run written under ``tmp_path`` (--results)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BURSTBENCH_")}
     r = subprocess.run([sys.executable, "-m", "burstbench.cli", "run", "--broker", "artemis",
-                        *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-                       check=False)
+                        "--results", str(tmp_path), *args], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=600, check=False)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
     return json.loads((tmp_path / "latest" / "points" / "point.json").read_text())
 

@@ -88,3 +88,9 @@ def test_find_max_help_gives_the_probe_defaults_the_code_uses():
     text = " ".join(r.stdout.split())
     assert (f"default {findmax.DEFAULT_DURATION:g}s/{findmax.DEFAULT_WARMUP:g}s"
             in text.replace("s/ ", "s/")), text
+
+
+def test_results_names_where_runs_are_read(tmp_path):
+    r = bench("plot", "--results", str(tmp_path / "elsewhere"), "no-such-run")
+    assert r.returncode == 2
+    assert f"looked for {tmp_path}/elsewhere/no-such-run/run.json" in r.stderr
