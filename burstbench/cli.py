@@ -51,6 +51,17 @@ def _float(minimum: float, below: float | None = None):
     return parse
 
 
+class _Renamed(argparse._StoreAction):
+    """An option whose first spelling is its name; the others still work for one release, with
+    a line on stderr (``--warmup`` meant seconds in run, a share in perf, requests in reqreply)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string and option_string != self.option_strings[0]:
+            print(f"burstbench: {option_string} is now {self.option_strings[0]} here; the old "
+                  "spelling goes in the next release", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
 def _rate(text: str) -> float:
     from burstbench.measure.sustained import parse_rate
 
@@ -142,7 +153,6 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
                    "ssl://, stomp+ssl://, wss://")
     add_login_options(p)
     add_admin_options(p)
-    p.add_argument("--link-delay", default="", help="not available: this kernel has no netem")
     p.add_argument(
         "--no-flow-control", action="store_true", help="turn the broker's producer flow control off"
     )
@@ -243,7 +253,6 @@ def spec_from(args) -> PointSpec:
         discovery=args.discovery,
         hosts=args.hosts,
         link_rate=args.link_rate,
-        link_delay=args.link_delay,
         broker_urls=args.broker_url,
         broker_admin=args.broker_admin,
         admin_user=args.admin_user,
@@ -572,7 +581,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "600000 of each warm-up): two JVMs and their compilers share the one CPU, "
                    "and a JVM's compiling then reaches into a window the two-CPU rounds leave "
                    "clean")
-    p.add_argument("--warmup", type=_float(0.0, below=1.0), default=0.5,
+    p.add_argument("--warmup-share", "--warmup", dest="warmup", type=_float(0.0, below=1.0),
+                   default=0.5, action=_Renamed, metavar="SHARE",
                    help="the share of each process's messages that is its warm-up and is not "
                    "timed, for loop and client alike (default 0.5: the second half is timed)")
     p.add_argument("--cli", action=argparse.BooleanOptionalAction, default=True,
@@ -660,7 +670,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--modes", help="temp-queue, reused-queue, actor-ask (comma-separated)")
     p.add_argument("--payloads", help="payload bytes, comma-separated (0..1000000)")
     p.add_argument("--requests", type=_int(1), help="measured requests per point")
-    p.add_argument("--warmup", type=_int(0), help="warm-up requests per point (not measured)")
+    p.add_argument("--warmup-requests", "--warmup", dest="warmup", type=_int(0), action=_Renamed,
+                   metavar="N", help="warm-up requests per point (not measured)")
     p.add_argument("--spring-cf", choices=["single", "caching", "plain"],
                    help="temp-queue: the ConnectionFactory behind JmsTemplate (default plain: "
                    "a connection per request, as JmsTemplate does out of the box; single "
@@ -685,7 +696,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_doctor)
     for name, p in sub.choices.items():
         if name != "doctor":  # every command that writes or reads runs
-            p.add_argument("--results", metavar="DIR",
+            p.add_argument("--output", "--results", dest="results", metavar="DIR",
                            help="where runs are written and read (default: results/ in the "
                            "repository, or the environment's BURSTBENCH_RESULTS)")
     return ap

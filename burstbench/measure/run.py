@@ -68,7 +68,6 @@ class PointSpec:
     # [HOST...], "consumers": [HOST...]}, each key optional; otherwise round robin by role
     placement: dict = field(default_factory=dict)
     link_rate: str = ""  # tbf rate on inter-broker links (netns only), e.g. "10mbit"
-    link_delay: str = ""  # refused: this kernel has no netem
     producer_flow_control: bool = True
     optimized_dispatch: bool = False  # the queues' optimizedDispatch (see brokers.BrokerSpec)
     tcp_nodelay: bool = False  # the broker connectors' transport.tcpNoDelay (see BrokerSpec)
@@ -208,9 +207,6 @@ class PointSpec:
         for name, cpus in (("cpus-broker", self.cpus_broker), ("cpus-clients", self.cpus_clients)):
             if cpus:
                 _check_cpus(name, cpus)
-        if self.link_delay:
-            raise ValueError("link delay needs netem, which this kernel does not have; only "
-                             "--link-rate (tbf) is available")
         if self.link_rate and self.hosts not in ("netns", "netns-ssh"):
             raise ValueError("--link-rate needs --hosts netns (or netns-ssh)")
         from burstbench.infra import inventory

@@ -94,3 +94,49 @@ def test_results_names_where_runs_are_read(tmp_path):
     r = bench("plot", "--results", str(tmp_path / "elsewhere"), "no-such-run")
     assert r.returncode == 2
     assert f"looked for {tmp_path}/elsewhere/no-such-run/run.json" in r.stderr
+
+
+def test_output_names_where_runs_are_read(tmp_path):
+    r = bench("plot", "--output", str(tmp_path / "out"), "no-such-run")
+    assert r.returncode == 2
+    assert f"looked for {tmp_path}/out/no-such-run/run.json" in r.stderr
+
+
+def test_one_meaning_per_option_name():
+    """--warmup is seconds in run; perf's share and reqreply's count have names of their own,
+    and the old spelling still parses with a line saying so."""
+    from burstbench.cli import build_parser
+
+    ap = build_parser()
+    sub = next(a for a in ap._actions if isinstance(getattr(a, "choices", None), dict))
+    perf, rr, run = sub.choices["perf"], sub.choices["reqreply"], sub.choices["run"]
+    assert "--warmup-share" in perf.format_help() and "--warmup-requests" in rr.format_help()
+    assert "--warmup-share" not in run.format_help() and "SECONDS" in run.format_help()
+    code = ("from burstbench.cli import build_parser as b; "
+            "print(b().parse_args(['reqreply', '--warmup', '7']).warmup)")
+    r = subprocess.run([sys.executable, "-c", code],
+                       capture_output=True, text=True, cwd=ROOT, check=True, timeout=60)
+    assert r.stdout.strip() == "7"
+    assert "--warmup is now --warmup-requests" in r.stderr
+    for cmd in sub.choices.values():  # the option that could never work is gone
+        assert "--link-delay" not in cmd.format_help()
+
+
+def test_every_option_help_lists_all_its_values():
+    from burstbench.cli import build_parser
+    from burstbench.infra import brokers, topology
+
+    ap = build_parser()
+    sub = next(a for a in ap._actions if isinstance(getattr(a, "choices", None), dict))
+    for name, p in sub.choices.items():
+        helps = {o: " ".join((a.help or "").split()) for a in p._actions
+                 for o in a.option_strings}
+        if "--persistence" in helps:
+            for v in brokers.PERSISTENCE:
+                assert v in helps["--persistence"], (name, v)
+        if "--topology" in helps and name in ("run", "chaos"):
+            for v in topology.TOPOLOGIES:
+                assert v in helps["--topology"], (name, v)
+        if "--broker" in helps:
+            for v in brokers.BROKERS:
+                assert v in helps["--broker"] or v in p.format_help(), (name, v)
