@@ -81,25 +81,30 @@ def test_the_medians_interval_is_order_statistics_of_the_rounds():
     assert perf.median_ci([float(x) for x in range(15)])["lo"] == 3.0  # n = 15: 4th, 96.5%
 
 
-def test_the_target_is_met_only_when_the_whole_interval_clears_it():
-    assert perf.verdict({"lo": 0.95, "hi": 1.2, "confidence": 0.96}) == "met"
-    assert perf.verdict({"lo": 0.90, "hi": 1.2, "confidence": 0.96}) == "unsettled"
-    assert perf.verdict({"lo": 0.80, "hi": 0.94, "confidence": 0.96}) == "missed"
+def test_the_target_is_judged_by_every_rounds_ratio():
+    assert perf.verdict({"min": 0.95, "max": 1.2, "n": 5}) == "holds"
+    assert perf.verdict({"min": 0.90, "max": 1.2, "n": 30}) == "within noise"
+    assert perf.verdict({"min": 0.80, "max": 0.949, "n": 5}) == "misses"
 
 
-def test_too_few_rounds_settle_nothing_whatever_the_bounds():
-    one = perf.median_ci([0.80])  # one round: the interval is the value itself, at 0%
-    assert one["confidence"] == 0.0 and perf.verdict(one) == "unsettled"
-    four = perf.median_ci([0.80, 0.81, 0.82, 0.83])  # 88%: still too few
-    assert perf.verdict(four) == "unsettled"
-    five = perf.median_ci([0.80, 0.81, 0.82, 0.83, 0.84])  # 94%
-    assert perf.verdict(five) == "missed"
+def test_too_few_rounds_are_not_judged_whatever_the_bounds():
+    assert perf.verdict({"min": 0.80, "max": 0.80, "n": 1}) == "not judged"
+    assert perf.verdict({"min": 0.80, "max": 0.83, "n": 4}) == "not judged"
+    assert perf.verdict({"min": 0.80, "max": 0.84, "n": 5}) == "misses"
+
+
+def test_the_rule_is_declared_with_the_rounds_it_judges():
+    text = perf.rule(5, 30)
+    assert "declared before the run" in text and "30 one-CPU rounds" in text
+    assert "within noise" in text and "never pooled" in text
+    assert "5 rounds" in perf.rule(5, 0)
 
 
 def test_a_row_prints_its_interval_and_verdict():
     from burstbench.measure.perf import format_row
 
-    sp = {"median": 0.97, "min": 0.9, "max": 1.1, "ci": perf.median_ci([0.9, 0.96, 0.97, 1.0, 1.1])}
+    ratios = [0.9, 0.96, 0.97, 1.0, 1.1]
+    sp = {"median": 0.97, "min": 0.9, "max": 1.1, "n": 5, "ci": perf.median_ci(ratios)}
     row = {"client": "net-stomp", "size": 6,
            "send": {"loop": {"median": 10, "min": 9, "max": 11},
                     "client": {"median": 10, "min": 9, "max": 11}, "ratio": 0.97,
@@ -107,7 +112,7 @@ def test_a_row_prints_its_interval_and_verdict():
            "recv": {"loop": {"median": 10, "min": 9, "max": 11},
                     "client": {"median": 10, "min": 9, "max": 11}, "ratio": 0.97}}
     send, recv = format_row(row).splitlines()
-    assert send.endswith("94% CI 0.90-1.10: target unsettled")
+    assert send.endswith("target: within noise (94% CI 0.90-1.10)")
     assert "CI" not in recv
 
 
