@@ -12,9 +12,11 @@ const PACER = new Int32Array(new SharedArrayBuffer(4)); // Atomics.wait's cell, 
 const o = parseArgs('producer', process.argv.slice(2));
 const CHUNK = 500;                  // messages between two yields to the event loop
 // publish() only queues: above HIGH_WATER bytes not yet written to the network, wait until
-// the backlog is down to LOW_WATER
-const HIGH_WATER = 64 * 1024 * 1024;
-const LOW_WATER = 16 * 1024 * 1024;
+// the backlog is down to LOW_WATER. About a socket buffer's worth, as a blocking write holds
+// (the other languages' clients): a flood then sends as fast as the broker reads, instead of
+// framing seconds of messages ahead on the cores the broker and consumer need (docs/measuring.md)
+const HIGH_WATER = 1024 * 1024;
+const LOW_WATER = 256 * 1024;
 
 const dests = o.destinations.map((d) => `/queue/${d}`);
 const nd = dests.length;
