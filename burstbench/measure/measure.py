@@ -311,23 +311,36 @@ def samples_needed(p: float) -> int:
     return math.ceil(round(TAIL_SAMPLES / (1 - p / 100), 6))
 
 
-def latency_ms(received: list[ConsumerRecord] | dict[str, list[ConsumerRecord]],
-               bursts: set[int]) -> dict:
-    """Percentiles of receive − sent over the measured bursts, in ms (see the module text).
-    ``received`` is one list, or a list per consumer (each its own histogram, then merged)."""
+def _hdr():
     from hdrh.histogram import HdrHistogram
 
+    return HdrHistogram(1, HDR_MAX_US, 3)
+
+
+def _hdr_us(ns: int) -> int:
+    """A latency in ns as the histograms record it: whole µs, clamped to 1 µs .. an hour."""
+    return min(max(1, ns // 1000), HDR_MAX_US)
+
+
+def latency_ms(received: list[ConsumerRecord] | dict[str, list[ConsumerRecord]],
+               bursts: set[int], latency_records: list | None = None) -> dict:
+    """Percentiles of receive − sent over the measured bursts, in ms (see the module text).
+    ``received`` is one list, or a list per consumer (each its own histogram, then merged).
+    ``latency_records``, when given, receives the records the figures are over (what the
+    point's interval log holds, ``interval_histograms``)."""
     by_consumer = received if isinstance(received, dict) else {"all": received}
-    merged = HdrHistogram(1, HDR_MAX_US, 3)
+    merged = _hdr()
     n, total, lo, hi = 0, 0, math.inf, -math.inf
     for records in by_consumer.values():
-        h = HdrHistogram(1, HDR_MAX_US, 3)
+        h = _hdr()
         for r in records:
             if r.burst not in bursts:
                 continue
             ns = r.recv_ns - r.sent_ns
             n, total, lo, hi = n + 1, total + ns, min(lo, ns), max(hi, ns)
-            h.record_value(min(max(1, ns // 1000), HDR_MAX_US))
+            h.record_value(_hdr_us(ns))
+            if latency_records is not None:
+                latency_records.append(r)
         merged.add(h)
     out: dict = {}
     for p in PERCENTILES:
@@ -340,6 +353,20 @@ def latency_ms(received: list[ConsumerRecord] | dict[str, list[ConsumerRecord]],
     out["samples_needed"] = {percentile_key(p): samples_needed(p) for p in PERCENTILES}
     out["histogram"] = "HdrHistogram, 1 us .. 1 h, 3 significant digits, merged per consumer"
     return out
+
+
+def interval_histograms(records: list[ConsumerRecord], interval_ns: int = 1_000_000_000):
+    """The records' receive − sent (recorded as ``latency_ms`` records it) in one HDR
+    histogram per ``interval_ns`` of receive time, counted from the earliest ``recv_ns``:
+    ``[(start_ns, histogram)]`` in time order, an interval in which nothing was received (a
+    pause between bursts) left out."""
+    if not records:
+        return []
+    t0 = min(r.recv_ns for r in records)
+    hists: dict = defaultdict(_hdr)
+    for r in records:
+        hists[(r.recv_ns - t0) // interval_ns].record_value(_hdr_us(r.recv_ns - r.sent_ns))
+    return [(t0 + i * interval_ns, hists[i]) for i in sorted(hists)]
 
 
 _COUNTERS = ("enqueued", "dequeued", "dispatched", "inflight", "expired", "size")

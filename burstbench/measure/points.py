@@ -28,7 +28,9 @@ def versions(spec: PointSpec, broker_version: str, broker_product: str = "") -> 
 def measure_point(
     run: results.Run, point_id: str, spec: PointSpec, progress=None, meta: dict | None = None
 ) -> dict:
-    """Run ``spec``, write ``points/<point_id>.json`` whatever happens, and return it.
+    """Run ``spec``, write ``points/<point_id>.json`` whatever happens, and return it; a
+    point with a latency or time-in-queue figure also writes ``points/<point_id>.hlog``
+    (``results.Run.write_histogram_log``), which the JSON names (``histogram_log``).
 
     Raises ``PointFailed`` (after writing) when the point failed or lost messages it should
     not have; ``Interrupted`` passes through after the partial result is written with status
@@ -42,13 +44,20 @@ def measure_point(
     except (PointFailed, OSError, ValueError, RuntimeError, Interrupted, KeyboardInterrupt) as e:
         error = e
         outcome = runner.outcome
-    doc = document(outcome, started)
+    latency_records: list = []
+    doc = document(outcome, started, latency_records)
     if meta:
         doc.update(meta)
     if error is not None:
         doc["status"] = (
             "incomplete" if isinstance(error, (Interrupted, KeyboardInterrupt)) else "failed"
         )
+    try:
+        if (hlog := run.write_histogram_log(point_id, doc, latency_records)) is not None:
+            doc["histogram_log"] = hlog
+    except OSError as e:
+        doc["errors"].append(f"the histogram log was not written: {e}")
+        doc["status"] = "failed" if doc["status"] == "ok" else doc["status"]
     doc = run.write_point(point_id, doc)
     live.point_result(point_id, doc)
     if isinstance(error, (Interrupted, KeyboardInterrupt)):
@@ -58,7 +67,8 @@ def measure_point(
     return doc
 
 
-def document(outcome: Outcome, started: str) -> dict:
+def document(outcome: Outcome, started: str, latency_records: list | None = None) -> dict:
+    """The point's result document from its outcome (``latency_records``: see ``metrics``)."""
     spec = outcome.spec
     doc = {
         "started": started,
@@ -73,7 +83,7 @@ def document(outcome: Outcome, started: str) -> dict:
     except ValueError as e:  # unknown client: the point never started
         doc["versions"] = {"error": str(e)}
     if outcome.producer_records or outcome.consumer_records:
-        m = metrics(outcome)
+        m = metrics(outcome, latency_records)
         doc.update(m)
         acc = m["accounting"]
         if acc["lost"] and not spec.expect_loss:

@@ -85,6 +85,8 @@ SUMMARY_COLUMNS = [
     "sustained.keeps_up",
 ]
 
+HLOG_INTERVAL_S = 1  # the interval of a point's .hlog, seconds of receive time
+
 
 def new_run_id(kind: str) -> str:
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -251,11 +253,65 @@ class Run:
         tmp.replace(path)
         return doc
 
+    def write_histogram_log(self, point_id: str, doc: dict, records: list) -> dict | None:
+        """Write ``points/<point_id>.hlog``, the point's latency (or, for an unpaced flood,
+        time in queue) as an HdrHistogram interval log: ``records``, those behind the
+        document's figures (``measure.latency_ms``), one histogram per second of receive
+        time. Returns the document's ``histogram_log`` entry; None (no file) for a point
+        with neither figure."""
+        of = next((k for k in ("latency_ms", "time_in_queue_ms") if doc.get(k)), None)
+        if of is None:
+            return None
+        what = ("latency (receive - intended send)" if of == "latency_ms" else
+                "time in queue (receive - send; an unpaced flood: not latency)")
+        over = ("the measured window" if (doc.get("parameters") or {}).get("duration")
+                else "the measured bursts")
+        path = self.dir / "points" / f"{point_id}.hlog"
+        intervals = write_hlog(path, records, f"burstbench run {self.id} point {point_id}: "
+                               f"{what} over {over}, in microseconds (Interval_Max in ms), "
+                               f"one interval per {HLOG_INTERVAL_S} s of receive time")
+        return {"file": path.name, "of": of, "unit": "us", "interval_s": HLOG_INTERVAL_S,
+                "intervals": intervals, "samples": len(records)}
+
     def finish(self, status: str, **extra) -> None:
         self.manifest.update(status=status, **extra)
         self.manifest["finished"] = dt.datetime.now().astimezone().isoformat(timespec="seconds")
         self._save_manifest()
         write_summary(self.dir)
+
+
+def write_hlog(path: Path, records: list, comment: str) -> int:
+    """Write ``records`` (``measure.ConsumerRecord``) as an HdrHistogram interval log (format
+    1.2, what hdrh's HistogramLogReader and HdrHistogram's Java tools read): the comment, a
+    StartTime and BaseTime at the first interval, then one line per interval of
+    ``HLOG_INTERVAL_S`` seconds of receive time in which something was received, its start
+    relative to BaseTime, values in µs as ``measure.latency_ms`` records them. Returns the
+    number of intervals."""
+    from hdrh.log import HistogramLogWriter
+
+    from burstbench.measure import measure
+
+    step_ns = HLOG_INTERVAL_S * 1_000_000_000
+    intervals = measure.interval_histograms(records, step_ns)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        w = HistogramLogWriter(f)
+        w.output_comment(" ".join(comment.split()))
+        w.output_log_format_version()
+        if intervals:
+            start_ms = intervals[0][0] / 1e6
+            # (hdrh's own output_start_time is broken in 0.10.8: it calls datetime.iso_format)
+            when = dt.datetime.fromtimestamp(start_ms / 1000, dt.UTC).isoformat()
+            w.output_comment(f"[StartTime: {start_ms / 1000:.6f} (seconds since epoch), {when}]")
+            w.output_base_time(start_ms)
+            w.base_time = start_ms
+        w.output_legend()
+        for start_ns, h in intervals:
+            h.set_start_time_stamp(start_ns / 1e6)
+            h.set_end_time_stamp((start_ns + step_ns) / 1e6)
+            w.output_interval_histogram(h, max_value_unit_ratio=1000.0)
+    tmp.replace(path)
+    return len(intervals)
 
 
 def load_point(path: Path) -> dict:

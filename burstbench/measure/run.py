@@ -820,8 +820,10 @@ class Runner:
                 self.outcome.consumer_records[child.name] = measure.read_consumer_records(path)
 
 
-def metrics(outcome: Outcome) -> dict:
-    """Turn an outcome's records into the result file's metrics and accounting."""
+def metrics(outcome: Outcome, latency_records: list | None = None) -> dict:
+    """Turn an outcome's records into the result file's metrics and accounting.
+    ``latency_records``, when given, receives the records behind the latency (or time in
+    queue) figures."""
     spec = outcome.spec
     sent = outcome.producer_records
     # foreign and corrupt records are never throughput or latency: only the ones kept count
@@ -841,14 +843,15 @@ def metrics(outcome: Outcome) -> dict:
     extra = {}
     if spec.duration:
         from burstbench.measure import sustained
-        extra = sustained.figures(spec, sent, outcome.send_actual, by_consumer, outcome.samples)
+        extra = sustained.figures(spec, sent, outcome.send_actual, by_consumer, outcome.samples,
+                                  latency_records)
         lat = extra.pop("latency")
         st = extra["sustained"]["steady"]
         send = {**send, **{k: st["send_msgs_per_s"][k] for k in ("median", "min", "max")}}
         recv = {**recv, **{k: st["recv_msgs_per_s"][k] for k in ("median", "min", "max")},
                 "n": st["recv_msgs_per_s"]["windows"]}
     else:
-        lat = measure.latency_ms(by_consumer, counted_ids)
+        lat = measure.latency_ms(by_consumer, counted_ids, latency_records)
     return {
         "throughput": {
             "send_msgs_per_s": send["median"],

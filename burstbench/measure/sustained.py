@@ -243,8 +243,10 @@ def windows(
     return out
 
 
-def figures(spec, sent, actual, received_by_consumer: dict, samples: list[dict]) -> dict:
-    """The result's ``sustained`` section and the point's throughput and latency figures."""
+def figures(spec, sent, actual, received_by_consumer: dict, samples: list[dict],
+            latency_records: list | None = None) -> dict:
+    """The result's ``sustained`` section and the point's throughput and latency figures
+    (``latency_records``: see ``measure.latency_ms``)."""
     received = [r for recs in received_by_consumer.values() for r in recs]
     by_width = {
         f"{w:g}s": windows(sent, actual, received, samples, spec.warmup, spec.duration, w)
@@ -267,7 +269,8 @@ def figures(spec, sent, actual, received_by_consumer: dict, samples: list[dict])
         name: [r for r in recs if lo <= r.sent_ns < hi]
         for name, recs in received_by_consumer.items()
     }
-    lat = measure.latency_ms(measured, {r.burst for recs in measured.values() for r in recs})
+    lat = measure.latency_ms(measured, {r.burst for recs in measured.values() for r in recs},
+                             latency_records)
     hops = _hops(sent, actual, measured) if len(actual) == len(sent) else None
     sent_measured = sum(1 for _p, _s, _b, t in sent if lo <= t < hi)
     recv_measured = sum(len(v) for v in measured.values())

@@ -162,6 +162,21 @@ def test_bench_run_writes_a_result_with_the_stable_keys(tmp_path):
     assert roles == {"broker", "producer", "consumer"}
     assert all(p["cpu_s"] > 0 and p["max_rss_mb"] > 0 for p in doc["resources"]["processes"])
     assert (latest / "summary.csv").read_text().count("\n") == 2
+    # the tools' formats: the point's interval log (hdrh reads it back, every sample of the
+    # time in queue) and the run's OpenMetrics
+    from hdrh.histogram import HdrHistogram
+    from hdrh.log import HistogramLogReader
+
+    assert doc["histogram_log"]["of"] == "time_in_queue_ms"
+    reader = HistogramLogReader(str(latest / "points" / doc["histogram_log"]["file"]),
+                                HdrHistogram(1, 3_600_000_000, 3))
+    counts = []
+    while (h := reader.get_next_interval_histogram()) is not None:
+        counts.append(h.get_total_count())
+    reader.close()
+    assert len(counts) == doc["histogram_log"]["intervals"] >= 1
+    assert sum(counts) == tiq["samples"]
+    assert (latest / "metrics.prom").read_text().endswith("\n# EOF\n")
 
 
 def test_a_port_already_taken_is_reported_not_retried(sup, tmp_path):
