@@ -1,6 +1,8 @@
 """Results in the formats tools read: a point's HdrHistogram interval log (.hlog), the run's
 OpenMetrics metrics.prom, and summary.csv's columns (every parameter, every headline)."""
 
+import re
+
 import pytest
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
@@ -92,3 +94,124 @@ def test_a_flood_logs_its_time_in_queue_and_a_point_without_figures_no_file(tmp_
     failed.status, failed.errors = "failed", ["the broker never started"]
     doc = _measured(run, "never-ran", failed)
     assert "histogram_log" not in doc and not (run.dir / "points" / "never-ran.hlog").exists()
+
+
+# -- metrics.prom ----------------------------------------------------------------------------
+_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"(,|$)')
+_SUFFIXES = {"gauge": ("",), "counter": ("_total",), "summary": ("", "_count", "_sum")}
+
+
+def _unescape(value: str) -> str:
+    return re.sub(r'\\(.)', lambda m: {"\\": "\\", '"': '"', "n": "\n"}[m.group(1)], value)
+
+
+def parse_openmetrics(text: str) -> dict:
+    """A strict reader of the OpenMetrics text this project writes: ``{family: {"type",
+    "unit", "help", "samples": {(sample name, frozenset of labels): value}}}``. Fails on a
+    line out of place: a sample before its family's TYPE, a family twice, a sample name its
+    type does not allow, a UNIT the name does not end with, a repeated sample, a label value
+    escaped wrongly, anything after ``# EOF``."""
+    assert text.endswith("\n# EOF\n") and text.count("# EOF") == 1
+    families: dict = {}
+    current = None
+    for line in text.removesuffix("# EOF\n").splitlines():
+        if line.startswith("#"):
+            m = re.fullmatch(rf"# (TYPE|UNIT|HELP) ({_NAME}) (.+)", line)
+            assert m, line
+            kw, name, rest = m.groups()
+            if kw == "TYPE":
+                assert name not in families, f"family {name} twice"
+                assert rest in _SUFFIXES, line
+                families[name] = {"type": rest, "samples": {}}
+                current = name
+                continue
+            assert name == current and kw.lower() not in families[name], line
+            families[name][kw.lower()] = rest
+            if kw == "UNIT":
+                assert name.endswith("_" + rest), line
+            continue
+        m = re.fullmatch(rf"({_NAME})\{{(.*)\}} (\S+)", line)
+        assert m and current, line
+        sample, label_text, value = m.groups()
+        fam = families[current]
+        assert sample in {current + s for s in _SUFFIXES[fam["type"]]}, line
+        labels, pos = {}, 0
+        while pos < len(label_text):
+            lm = _LABEL.match(label_text, pos)
+            assert lm and lm.group(1) not in labels, line
+            labels[lm.group(1)] = _unescape(lm.group(2))
+            pos = lm.end()
+            assert lm.group(3) or pos == len(label_text), line
+        key = (sample, frozenset(labels.items()))
+        assert key not in fam["samples"], f"repeated sample: {line}"
+        fam["samples"][key] = float(value)
+        if fam["type"] == "counter" or sample.endswith(("_count", "_sum")):
+            assert float(value) >= 0, line
+    return families
+
+
+def _of(families: dict, sample: str, point: str, **extra) -> float | None:
+    """The value of ``sample`` for ``point`` (None: no such sample)."""
+    found = [v for f in families.values() for (name, labels), v in f["samples"].items()
+             if name == sample and dict(labels)["point"] == point
+             and all(dict(labels).get(k) == want for k, want in extra.items())]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+def test_metrics_prom_is_openmetrics_with_the_points_figures(tmp_path):
+    label = 'say "hi"\\ to\nme'  # every character a label value escapes
+    run = results.Run("m1", ["bench"], root=tmp_path)
+    paced = _measured(run, "paced", _paced(tmp_path, label=label))
+    flood = _measured(run, "flood", _outcome(tmp_path))
+    run.write_point("skipped", {"status": "skipped", "errors": ["--hosts netns needs root"],
+                                "parameters": PointSpec().params(),
+                                "sweep": {"profile": "quick", "axis": "consumers",
+                                          "series": "stomp-py", "x": 4}})
+    run.finish("failed")
+    fams = parse_openmetrics((run.dir / "metrics.prom").read_text())
+    for name in ("burstbench_latency_seconds", "burstbench_time_in_queue_seconds",
+                 "burstbench_latency_max_seconds"):
+        assert fams[name]["unit"] == "seconds"
+    assert all(f.get("help") for f in fams.values())
+    labels = dict(next(k for k in fams["burstbench_point_ok"]["samples"]
+                       if dict(k[1])["point"] == "paced")[1])
+    assert labels["label"] == label and labels["run"] == "m1"
+    assert (labels["producer"], labels["consumers"], labels["size"], labels["rate"],
+            labels["broker"], labels["tls"]) == ("stomp-py", "1", "6", "500", "classic", "False")
+    for point, doc in (("paced", paced), ("flood", flood)):
+        assert _of(fams, "burstbench_point_ok", point) == 1
+        assert _of(fams, "burstbench_send_messages_per_second", point) == pytest.approx(
+            doc["throughput"]["send_msgs_per_s"])
+        assert _of(fams, "burstbench_receive_messages_per_second", point) == pytest.approx(
+            doc["throughput"]["recv_msgs_per_s"])
+        for key, sample in (("sent", "messages_sent"), ("received", "messages_received"),
+                            ("lost", "messages_lost"), ("duplicates", "duplicates")):
+            assert _of(fams, f"burstbench_{sample}_total", point) == doc["accounting"][key]
+    lat = paced["latency_ms"]
+    for q, key in (("0.5", "p50"), ("0.99", "p99")):
+        assert _of(fams, "burstbench_latency_seconds", "paced", quantile=q) == pytest.approx(
+            lat[key] / 1000)
+    # p99.9 needs 10,000 samples: n/a in the JSON, no sample here
+    assert lat["p99_9"] is None
+    assert _of(fams, "burstbench_latency_seconds", "paced", quantile="0.999") is None
+    assert _of(fams, "burstbench_latency_seconds_count", "paced") == lat["samples"]
+    assert _of(fams, "burstbench_latency_seconds_sum", "paced") == pytest.approx(
+        lat["mean"] * lat["samples"] / 1000)
+    assert _of(fams, "burstbench_latency_max_seconds", "paced") == pytest.approx(
+        lat["max"] / 1000)
+    # a flood has time in queue, never latency
+    assert _of(fams, "burstbench_latency_seconds_count", "flood") is None
+    assert _of(fams, "burstbench_time_in_queue_seconds_count", "flood") == 2
+    assert _of(fams, "burstbench_time_in_queue_max_seconds", "flood") == pytest.approx(0.5)
+    # a skipped point: it did not pass, and it has no figures
+    assert _of(fams, "burstbench_point_ok", "skipped") == 0
+    assert _of(fams, "burstbench_messages_sent_total", "skipped") is None
+
+
+def test_every_command_that_writes_summary_csv_writes_metrics_prom(tmp_path):
+    run = results.Run("m2", ["bench"], root=tmp_path)
+    _measured(run, "flood", _outcome(tmp_path))
+    results.write_summary(run.dir)
+    assert (run.dir / "metrics.prom").read_text().endswith("# EOF\n")
