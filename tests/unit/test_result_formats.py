@@ -1,7 +1,9 @@
 """Results in the formats tools read: a point's HdrHistogram interval log (.hlog), the run's
 OpenMetrics metrics.prom, and summary.csv's columns (every parameter, every headline)."""
 
+import csv
 import re
+from dataclasses import fields
 
 import pytest
 from hdrh.histogram import HdrHistogram
@@ -9,7 +11,13 @@ from hdrh.log import HistogramLogReader
 from test_results import _outcome
 
 from burstbench.measure import results
-from burstbench.measure.measure import HDR_MAX_US, ConsumerRecord, percentile_key
+from burstbench.measure.measure import (
+    HDR_MAX_US,
+    PERCENTILES,
+    Accounting,
+    ConsumerRecord,
+    percentile_key,
+)
 from burstbench.measure.points import document
 from burstbench.measure.run import Outcome, PointSpec
 
@@ -215,3 +223,49 @@ def test_every_command_that_writes_summary_csv_writes_metrics_prom(tmp_path):
     _measured(run, "flood", _outcome(tmp_path))
     results.write_summary(run.dir)
     assert (run.dir / "metrics.prom").read_text().endswith("# EOF\n")
+
+
+# -- summary.csv ------------------------------------------------------------------------------
+# PointSpec fields that are not parameters of what was measured: how long the harness waits
+# before it gives up on a point (PointSpec.params() leaves them out of the result too)
+NOT_PARAMETERS = {"drain_timeout", "ready_timeout"}
+
+
+def test_every_parameter_of_a_point_has_a_summary_column():
+    missing = [f.name for f in fields(PointSpec)
+               if f.name not in NOT_PARAMETERS and f.name not in results.SUMMARY_COLUMNS]
+    assert missing == []
+    assert set(PointSpec().params()) <= set(results.SUMMARY_COLUMNS)
+
+
+def test_every_headline_figure_has_a_summary_column(tmp_path):
+    doc = document(_paced(tmp_path), "t")
+    want = [f"throughput.{k}" for k, v in doc["throughput"].items()
+            if isinstance(v, int | float) and not isinstance(v, bool)]
+    for section in ("latency_ms", "time_in_queue_ms"):
+        want += [f"{section}.{percentile_key(p)}" for p in PERCENTILES]
+        want += [f"{section}.{k}" for k in ("samples", "max", "min", "mean")]
+    # body_errors is corrupt under its old name, kept for readers of older results
+    want += [f"accounting.{f.name}" for f in fields(Accounting)
+             if f.type == "int" and f.name != "body_errors"]
+    assert [c for c in want if c not in results.SUMMARY_COLUMNS] == []
+
+
+def test_summary_rows_fill_the_appended_columns(tmp_path):
+    run = results.Run("s1", ["bench"], root=tmp_path)
+    _measured(run, "flood", _outcome(tmp_path))
+    o = _paced(tmp_path)
+    o.spec.placement = {"broker": {"a": "h1"}}
+    o.spec.broker_urls = ["tcp://h1:61616", "tcp://h2:61616"]
+    _measured(run, "paced", o)
+    run.finish("complete")
+    with open(run.dir / "summary.csv", newline="") as f:
+        rows = {r["point"]: r for r in csv.DictReader(f)}
+    assert list(rows["flood"]) == results.SUMMARY_COLUMNS  # the header, in its order
+    assert rows["flood"]["time_in_queue_ms.samples"] == "2"
+    assert rows["flood"]["time_in_queue_ms.max"] == "500"
+    assert rows["flood"]["latency_ms.samples"] == "" and rows["flood"]["bursts"] == "2"
+    assert rows["paced"]["placement"] == '{"broker":{"a":"h1"}}'
+    assert rows["paced"]["broker_urls"] == "tcp://h1:61616,tcp://h2:61616"
+    assert rows["paced"]["histogram_log.file"] == "paced.hlog"
+    assert rows["paced"]["accounting.corrupt"] == "0"
