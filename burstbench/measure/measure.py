@@ -10,7 +10,8 @@ Definitions (docs/measuring.md repeats them):
   figure is the median over measured bursts, with min and max beside it.
 * Latency = receive time − ``bb_sent_ns`` (the intended send time under ``--rate``), over
   every record of the measured bursts: an HDR histogram per consumer (microseconds, 3
-  significant digits), merged, never an average of per-client percentiles. A percentile is
+  significant digits), merged, never an average of per-client percentiles (the point's
+  ``.hlog`` holds the same samples, one histogram per second of receive time). A percentile is
   given only when at least ``TAIL_SAMPLES`` samples lie at or beyond it (p99 needs 1,000
   samples), else ``None`` ("n/a"). For an unpaced flood the same figures are *time in queue*,
   not latency, and the result files say so (``time_in_queue_ms``).

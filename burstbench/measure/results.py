@@ -4,9 +4,18 @@ Layout::
 
     results/<run-id>/run.json            manifest: command, status, machine, versions, commit
     results/<run-id>/points/<point>.json one measured point (schema below)
-    results/<run-id>/summary.csv         one row per point, the stable keys
+    results/<run-id>/points/<point>.hlog its latency (a flood: time in queue) as an
+                                         HdrHistogram interval log, 1 s intervals, in µs
+    results/<run-id>/summary.csv         one row per point: every parameter, every headline
+    results/<run-id>/metrics.prom        the points' figures in OpenMetrics text, in seconds
     results/<run-id>/charts/*.png        written by burstbench/plots/
     results/latest -> <run-id>
+
+The .hlog (``Run.write_histogram_log``) holds exactly the samples of the point's
+``latency_ms`` (or ``time_in_queue_ms``), one histogram per second of receive time, and the
+JSON names it (``histogram_log``); a point with neither figure has none. summary.csv and
+metrics.prom are written together (``write_summary``) whenever a run finishes; summary.csv's
+columns only ever grow at the end (``SUMMARY_COLUMNS``).
 
 Stable keys tools may rely on: ``accounting.sent``, ``accounting.received``,
 ``accounting.lost``, ``accounting.duplicates``, ``throughput.send_msgs_per_s``,
