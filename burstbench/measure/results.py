@@ -144,6 +144,11 @@ SUMMARY_COLUMNS = [
     "sustained.recv_share_of_send",
     "sustained.backlog_growth",
     "histogram_log.file",
+    # appended: a sustained point's p99 as its charts draw it, the median over its measured
+    # 1-s windows with their min and max
+    "sustained.steady.p99_ms.median",
+    "sustained.steady.p99_ms.min",
+    "sustained.steady.p99_ms.max",
 ]
 
 HLOG_INTERVAL_S = 1  # the interval of a point's .hlog, seconds of receive time
