@@ -32,7 +32,7 @@ FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1)
 BISECTIONS = 2
 DEFAULT_DURATION = 10.0  # seconds measured per probe when the spec has none
 # Every probe starts fresh processes, the broker's JVM among them. A fresh JVM runs its first
-# seconds interpreted and compiling (docs/findings.md#p99-tail: the Java pair at 7,443 msg/s
+# seconds interpreted and compiling (docs/sustained.md#p99-tail: the Java pair at 7,443 msg/s
 # built a backlog of 7,500 messages and 1 s latencies in its first 5 s, with no GC or safepoint
 # pause near its stalls), so the warm-up outlasts that.
 DEFAULT_WARMUP = 10.0
