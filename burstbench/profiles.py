@@ -43,6 +43,12 @@ CHART_KINDS = {
 }
 
 
+# a latency-vs-load axis offers at least this many loads (fractions of its maximum): fewer,
+# joined by a line on a log axis, look like a curve that was never measured
+MIN_LOADS = 5
+DEFAULT_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 0.9)
+
+
 def chart_kind(axis: dict | None) -> str:
     """The chart an axis (its profile mapping) gets: its ``chart``, else the default."""
     axis = axis or {}
@@ -71,5 +77,10 @@ def load_profile(name: str) -> dict:
         if kind is not None and kind not in CHART_KINDS:
             raise ProfileError(f"profile {name}, axis {axis}: unknown chart kind {kind!r} "
                                f"(have: {', '.join(CHART_KINDS)})")
+        fractions = (ax or {}).get("fractions", DEFAULT_FRACTIONS)
+        if (ax or {}).get("kind") == "latency-vs-load" and len(set(fractions)) < MIN_LOADS:
+            raise ProfileError(f"profile {name}, axis {axis}: {len(set(fractions))} offered "
+                               f"loads (fractions); a latency-vs-load curve needs at least "
+                               f"{MIN_LOADS}")
     doc["name"] = name
     return doc

@@ -15,7 +15,7 @@ from pathlib import Path
 from burstbench.infra.procs import Interrupted
 from burstbench.measure import results
 from burstbench.measure.run import PointFailed, PointSpec
-from burstbench.profiles import ProfileError, load_profile
+from burstbench.profiles import DEFAULT_FRACTIONS, ProfileError, load_profile
 
 _SPEC_KEYS = {f.name for f in fields(PointSpec)}
 
@@ -77,7 +77,7 @@ def expand(
                 _fmt(params.get(k, "")) for k in ("producer", "consumer"))
             points.append(Point(axis, results.safe_name(f"{axis}-max"), label, "max",
                                 _spec({**params, "rate": 0, "label": label}, f"{axis}/max")))
-            for frac in ax.get("fractions", [0.25, 0.5, 0.75, 0.9]):
+            for frac in ax.get("fractions", DEFAULT_FRACTIONS):
                 pid = results.safe_name(f"{axis}-load={int(frac * 100)}pct")
                 points.append(Point(axis, pid, label, frac,
                                     _spec({**params, "label": label}, f"{axis}/{pid}"),
