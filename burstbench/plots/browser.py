@@ -19,6 +19,7 @@ from burstbench.plots.figure import (
     rates,
     series_of,
     styles_of,
+    title,
     whisker,
 )
 
@@ -97,7 +98,8 @@ def chart(manifest, flood, paced, x_key: str, xlabel: str, logx: bool, path: Pat
     h1, l1 = left.get_legend_handles_labels()
     h2, l2 = right.get_legend_handles_labels()
     style.legend_beside(fig, h1 + h2, l1 + l2)
-    fig.suptitle("@stomp/stompjs in Chromium tabs vs on Node, same broker and producer")
+    fig.suptitle(title("Receive rate and latency: @stomp/stompjs in Chromium tabs vs on Node, "
+                       "same broker and producer", [*flood, *paced]))
     note = busiest_note([*flood, *paced])
     if too_few:
         note += ("; " if note else "") + "not drawn, too few samples for the percentile: " \

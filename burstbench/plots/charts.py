@@ -32,6 +32,7 @@ from burstbench.plots.figure import (
     rates,
     series_of,
     styles_of,
+    title,
     whisker,
     why_not,
 )
@@ -114,11 +115,17 @@ def chart_by_numeric(
             axes[2].plot(xs, [m * x / 2**20 for m, x in zip(med, xs)], marker=st["marker"],
                          markersize=4, linestyle=st["linestyle"], color=st["color"], label=label)
         elif extra == "fds":
-            axes[2].plot(xs, [_broker_fds(p) for _, p in pts], marker=st["marker"],
-                         markersize=4, linestyle=st["linestyle"], color=st["color"], label=label)
+            fds = [_broker_fds(p) for _, p in pts]
+            axes[2].plot(xs, fds, marker=st["marker"], markersize=4,
+                         linestyle=st["linestyle"], color=st["color"], label=label)
+            rows["fds"] = rows.get("fds", []) + [(x, v, v, v, st["color"])
+                                                 for x, v in zip(xs, fds)]
     for y, text in sorted(refs, reverse=True):
         recv_ax.axhline(y, **REF_STYLE)
-        _ref_label(recv_ax, y, text)
+        if vline:  # the vertical line's label stands at the right: these start at the left
+            _ref_label(recv_ax, y, text, x=0.0, ha="left")
+        else:
+            _ref_label(recv_ax, y, text)
     marks = [(float(x), f"{series} {why}") for x, series, why in not_drawn(points, x_key)
              if isinstance(x, (int, float))]
     for ax, key, what in ((recv_ax, "recv", "receive"), (send_ax, "send", "send")):
@@ -138,7 +145,7 @@ def chart_by_numeric(
         bw.set_title("receive bandwidth", fontsize=10)
     elif extra == "fds":
         axes[2].set_ylabel("broker open files (max)")
-        axes[2].set_ylim(bottom=0)
+        style.scale_to_data(axes[2], rows.get("fds", []), bottom=0)
         axes[2].set_title("broker open files", fontsize=10)
     for ax in axes:
         if vline:
@@ -153,7 +160,7 @@ def chart_by_numeric(
                          xytext=(-3, 0), textcoords="offset points", fontsize=7,
                          color=REF_STYLE["color"], rotation=90, ha="right", va="center")
     legend_of(fig, recv_ax)
-    fig.suptitle(f"Throughput by {axis}")
+    fig.suptitle(title(f"Throughput (msg/s) by {axis}", points))
     return finish_chart(fig, recv_ax, manifest, points, path, busiest_note(points))
 
 
@@ -237,8 +244,10 @@ def chart_by_category(
                 if cat in cats:
                     ci = cats.index(cat)
                     recv_ax.plot([ci - 0.4, ci + 0.4], [base * ratio] * 2, **REF_STYLE)
-                    recv_ax.annotate(text, (ci - 0.4, base * ratio), xytext=(0, 2),
-                                     va="bottom", ha="left", **style.REF_LABEL)
+                    right = ci >= len(cats) / 2  # the label reads into the axes
+                    recv_ax.annotate(text, (ci + 0.4 if right else ci - 0.4, base * ratio),
+                                     xytext=(0, 2), va="bottom",
+                                     ha="right" if right else "left", **style.REF_LABEL)
                     shown.append(base * ratio)
     names = [(ticks or {}).get(c, category_word(x_key, raw[c])) for c in cats]
     for ax, key, what in ((recv_ax, "recv", "receive"), (send_ax, "send", "send")):
@@ -251,7 +260,7 @@ def chart_by_category(
         ax.grid(axis="y", alpha=0.3)
     if not by_client and (len(series) > 1 or labels != ["default"]):
         legend_of(fig, recv_ax)
-    fig.suptitle(f"Throughput by {axis}")
+    fig.suptitle(title(f"Throughput (msg/s) by {axis}", points))
     if not finish:
         return fig, recv_ax
     return finish_chart(fig, recv_ax, manifest, points, path, busiest_note(points))
@@ -339,8 +348,9 @@ def chart_latency_by_category(manifest, points, axis: str, x_key: str, path: Pat
     if len(series) > 1:
         legend_of(fig, axes[0])
     rates = sorted({num((p.get("parameters") or {}).get("rate")) for p in points})
-    fig.suptitle(f"Latency by {axis}, producers paced at "
-                 + ", ".join(f"{r:,.0f}" for r in rates if not math.isnan(r)) + " msg/s each")
+    fig.suptitle(title(f"Latency by {axis}, producers paced at "
+                       + ", ".join(f"{r:,.0f}" for r in rates if not math.isnan(r))
+                       + " msg/s each", points))
     return finish_chart(fig, axes[0], manifest, points, path, busiest_note(points))
 
 
@@ -421,41 +431,60 @@ def chart_heatmap(manifest, points, path: Path) -> Path:
     ax.set_xlabel("consumer")
     ax.set_ylabel("producer")
     fig.colorbar(im, ax=ax, label="receive msg/s (median)", format=style.NUMBER)
-    ax.set_title("Throughput by language pair (receive msg/s)")
+    ax.set_title(f"Throughput by language pair (receive msg/s)\nclients: every producer x "
+                 f"consumer of {', '.join(dict.fromkeys(prods + cons))}")
     return finish_chart(fig, ax, manifest, points, path)
 
 
+def too_few_loads(few: list[tuple[str, int]]) -> str:
+    """The note of the series (name, offered loads) with fewer loads than a curve needs."""
+    if not few:
+        return ""
+    return (f"fewer offered loads than the {profiles.MIN_LOADS} a curve needs, drawn as points, "
+            f"not joined: " + ", ".join(f"{s} ({n})" for s, n in few))
+
+
 def chart_latency(manifest, points, path: Path) -> Path:
-    """Latency percentiles (from the intended send time) versus offered load."""
-    rows = []
+    """Latency percentiles (from the intended send time) versus offered load, per series; a
+    series with fewer than ``profiles.MIN_LOADS`` offered loads is drawn as points, never
+    joined (two points and a line on a log axis look like a curve), and says so."""
+    by_series: dict[str, list[tuple]] = defaultdict(list)
     for p in points:
         t, lat = p.get("throughput") or {}, p.get("latency_ms") or {}
         if not drawable(p):
             continue
+        series = (p.get("sweep") or {}).get("series") or "default"
         offered = p["parameters"].get("rate", 0) * p["parameters"].get("producers", 1)
         if offered and lat:
-            rows.append((offered, False, lat))
+            by_series[series].append((offered, False, lat))
         elif not offered:  # the flood that found the maximum: time in queue, not latency
-            rows.append((num(t.get("recv_msgs_per_s")), True, {}))
-    rows.sort(key=lambda r: r[0])
-    paced = [r for r in rows if not r[1]]
-    pair = (points[0].get("sweep") or {}).get("series", "") if points else ""
-    color = _color(pair) or style.NEUTRAL[0]
+            by_series[series].append((num(t.get("recv_msgs_per_s")), True, {}))
+    styles = style.series_styles({s: points for s in by_series})
     fig, ax = plt.subplots(figsize=(10, 5))
-    for key, label, ls, mk in (("p50", "p50", "-", "o"), ("p99", "p99", "--", "s"),
-                               ("p99_9", "p99.9", "-.", "D"), ("max", "max", ":", "^")):
-        ys = [num(r[2].get(key)) for r in paced]
-        if any(math.isfinite(y) for y in ys):
-            ax.plot([r[0] for r in paced], ys, linestyle=ls, marker=mk, markersize=4,
-                    color=color, label=label)
-    for x, unlimited, _lat in rows:
-        if unlimited:
-            ax.axvline(x, color="#888888", linewidth=0.8)
-            ax.annotate(f"maximum (unlimited rate) {x:,.0f}", (x, 0.02),
-                        xycoords=("data", "axes fraction"), xytext=(-2, 0),
-                        textcoords="offset points", rotation=90, fontsize=7, ha="right",
-                        va="bottom", color="#555555")
-    if any(num(r[2].get("p50")) > 0 for r in paced):
+    notes, any_paced = [], False
+    looks = (("p50", "p50", "-", "o"), ("p99", "p99", "--", "s"),
+             ("p99_9", "p99.9", "-.", "D"), ("max", "max", ":", "^"))
+    for series, rows in sorted(by_series.items()):
+        rows.sort(key=lambda r: r[0])
+        paced = [r for r in rows if not r[1]]
+        color = _color(series) or styles[series]["color"]
+        joined = len(paced) >= profiles.MIN_LOADS
+        if paced and not joined:
+            notes.append((series, len(paced)))
+        for key, _label, ls, mk in looks:
+            ys = [num(r[2].get(key)) for r in paced]
+            if any(math.isfinite(y) and y > 0 for y in ys):
+                any_paced = True
+                ax.plot([r[0] for r in paced], ys, linestyle=ls if joined else "none",
+                        marker=mk, markersize=4 if joined else 6, color=color)
+        for x, unlimited, _lat in rows:
+            if unlimited:
+                ax.axvline(x, color="#888888", linewidth=0.8)
+                ax.annotate(f"maximum (unlimited rate) {x:,.0f}", (x, 0.02),
+                            xycoords=("data", "axes fraction"), xytext=(-2, 0),
+                            textcoords="offset points", rotation=90, fontsize=7, ha="right",
+                            va="bottom", color="#555555")
+    if any_paced:
         ax.set_yscale("log")
     else:
         ax.annotate("no paced point finished ok: no latency to draw", (0.5, 0.5),
@@ -463,9 +492,17 @@ def chart_latency(manifest, points, path: Path) -> Path:
     ax.set_xlabel("offered load, msg/s (all producers)")
     ax.set_ylabel("latency ms, from the intended send time (log)")
     ax.grid(alpha=0.3, which="both")
-    legend_of(fig, ax, title=pair or None)
-    ax.set_title(f"Latency versus load ({pair}); percentiles over all merged records")
-    return finish_chart(fig, ax, manifest, points, path, busiest_note(points))
+    handles = [Line2D([], [], color=_color(s) or styles[s]["color"], linewidth=2)
+               for s in sorted(by_series)]
+    labels = sorted(by_series)
+    handles += [Line2D([], [], color="#555555", linestyle=ls, marker=mk, markersize=4)
+                for _k, _l, ls, mk in looks]
+    labels += [label for _k, label, _ls, _mk in looks]
+    style.legend_beside(fig, handles, labels)
+    ax.set_title(title("Latency (percentiles over all merged records) versus offered load",
+                       points))
+    note = "; ".join(filter(None, [too_few_loads(notes), busiest_note(points)]))
+    return finish_chart(fig, ax, manifest, points, path, note)
 
 
 def _offered(p: dict) -> float:
@@ -494,9 +531,9 @@ def chart_find_max(manifest, points, path: Path) -> Path:
     styles = style.series_styles(by_series)
     top = 0.0
     bound = None
-    marks = []
+    marks, notes = [], []
     n_held = 0
-    for series, pts in by_series.items():
+    for series, pts in sorted(by_series.items()):
         color = styles[series]["color"]
         rows, flood = [], None
         for p in pts:
@@ -524,7 +561,11 @@ def chart_find_max(manifest, points, path: Path) -> Path:
         med = [num(r[1].get("recv_msgs_per_s")) for r in rows]
         lo = [num(r[1].get("recv_min")) for r in rows]
         hi = [num(r[1].get("recv_max")) for r in rows]
-        whisker(ax1, xs, med, lo, hi, series, color=color)
+        joined = len(rows) >= profiles.MIN_LOADS
+        if not joined:
+            notes.append((series, len(rows)))
+        whisker(ax1, xs, med, lo, hi, None, color=color,
+                linestyle="-" if joined else "none")
         for x, m, r in zip(xs, med, rows):
             ax1.plot([x], [m], marker="o", markersize=7, color=color,
                      markerfacecolor=color if r[3] else "white", linestyle="none")
@@ -539,18 +580,16 @@ def chart_find_max(manifest, points, path: Path) -> Path:
                          textcoords="offset points", rotation=90, fontsize=7, ha="right",
                          va="bottom", color=color)
             n_held += 1
-        for key, label, ls in (("p50", "p50", "-"), ("p99", "p99", "--"),
-                               ("p99_9", "p99.9", ":")):
+        for key, ls in FIND_MAX_PERCENTILES:
             ys = [num(r[2].get(key)) for r in rows]
-            ax2.plot(xs, ys, ls, marker="o", markersize=3, color=color,
-                     label=f"{series} {label}")
-    ax1.plot([0, top * 1.05], [0, top * 1.05], color="#999999", linewidth=0.8,
-             label="received = offered")
+            ax2.plot(xs, ys, linestyle=ls if joined else "none", marker="o", markersize=3,
+                     color=color)
+    ax1.plot([0, top * 1.05], [0, top * 1.05], color="#999999", linewidth=0.8)
     ax1.set_xlabel("offered msg/s (all producers)")
     ax1.set_ylabel("received msg/s (median, min-max of 1-s windows)")
     ax1.grid(alpha=0.3)
-    ax1.set_title("Offered vs received (hollow: did not hold; dotted: flood rate; dashed: the "
-                  "maximum sustainable rate)", fontsize=9)
+    ax1.set_title("Offered vs received (dotted: flood rate; dashed: the maximum sustainable "
+                  "rate)", fontsize=9)
     mark_not_drawn(ax1, marks)
     _latency_axis(ax2, bound)
     ax2.set_xlim(ax1.get_xlim())
@@ -558,10 +597,26 @@ def chart_find_max(manifest, points, path: Path) -> Path:
     ax2.set_ylabel("latency ms from the intended send time (log)")
     ax2.grid(alpha=0.3, which="both")
     ax2.set_title("Latency vs offered load, sustained probes", fontsize=9)
-    h1, l1 = ax1.get_legend_handles_labels()
-    h2, l2 = ax2.get_legend_handles_labels()
-    style.legend_beside(fig, h1 + h2, l1 + l2)
-    return finish_chart(fig, ax2, manifest, points, path, busiest_note(points))
+    # one entry per series (its colour), then each marker and line kind once, in grey
+    grey = "#555555"
+    handles = [Line2D([], [], color=styles[s]["color"], linewidth=2) for s in sorted(by_series)]
+    labels = sorted(by_series)
+    handles += [Line2D([], [], color="#999999", linewidth=0.8),
+                Line2D([], [], color=grey, marker="o", markersize=7, linestyle="none"),
+                Line2D([], [], color=grey, marker="o", markersize=7, linestyle="none",
+                       markerfacecolor="white")]
+    labels += ["received = offered", "probe held", "probe did not hold"]
+    handles += [Line2D([], [], color=grey, linestyle=ls, marker="o", markersize=3)
+                for _key, ls in FIND_MAX_PERCENTILES]
+    labels += [f"latency {key.replace('_', '.')}" for key, _ls in FIND_MAX_PERCENTILES]
+    style.legend_beside(fig, handles, labels)
+    fig.suptitle(title("Maximum sustainable rate: received and latency vs offered load",
+                       points), fontsize=10)
+    note = "; ".join(filter(None, [too_few_loads(notes), busiest_note(points)]))
+    return finish_chart(fig, ax2, manifest, points, path, note)
+
+
+FIND_MAX_PERCENTILES = (("p50", "-"), ("p99", "--"), ("p99_9", ":"))
 
 
 def nodelay_pairs(points: list[dict]) -> dict[str, dict[bool, list[dict]]]:
@@ -607,8 +662,8 @@ def chart_nodelay_remedy(manifest, points, path: Path) -> Path:
         ax.grid(alpha=0.3, which="both")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    fig.suptitle("p99 vs offered load: the broker's connectors with Nagle on (as shipped) "
-                 "and with TCP_NODELAY", fontsize=10)
+    fig.suptitle(title("p99 latency vs offered load: the broker's connectors with Nagle on "
+                       "(as shipped) and with TCP_NODELAY", points), fontsize=10)
     words = ("p99, Nagle on (as shipped)", "p99, TCP_NODELAY at the broker")
     style.legend_beside(fig, [Line2D([], [], color="#555555", linestyle=ls, marker="o",
                                      markersize=4) for ls in ("-", "--")], list(words))
@@ -632,7 +687,8 @@ def chart_mqperf(manifest, points, path: Path) -> Path:
                         (ci + 0.4, recv), xytext=(0, 2), ha="right", va="bottom",
                         **style.REF_LABEL)
     ax.set_ylim(top=top)
-    fig_.suptitle("mqperf setup: persistent, client ack, by producer-consumer pairs")
+    fig_.suptitle(title("Throughput (msg/s) in mqperf's setup: persistent, client ack, by "
+                        "producer-consumer pairs", points))
     return finish_chart(fig_, ax, manifest, points, path, busiest_note(points))
 
 

@@ -38,6 +38,37 @@ def brokers_named(points: list[dict]) -> str:
     return " + ".join(seen) or "ActiveMQ ?"
 
 
+def _names(v) -> str:
+    return ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
+
+
+def clients_named(points: list[dict]) -> str:
+    """The clients the points ran, as a title says them: ``stomp-py -> stomp-py`` (one pair),
+    ``net-stomp, stomp-py, each to itself`` (each client with itself), ``a -> b, c -> d``."""
+    pairs: list[tuple[str, str]] = []
+    for p in points:
+        par = p.get("parameters") or {}
+        if par.get("producer") or par.get("consumer"):
+            pair = (_names(par.get("producer") or "?"), _names(par.get("consumer") or "?"))
+            if pair not in pairs:
+                pairs.append(pair)
+    if not pairs:
+        return "clients not recorded"
+    if len(pairs) == 1:
+        return f"{pairs[0][0]} -> {pairs[0][1]}"
+    if all(a == b for a, b in pairs):
+        return ", ".join(a for a, _b in pairs) + ", each to itself"
+    if len(pairs) <= 4:
+        return ", ".join(f"{a} -> {b}" for a, b in pairs)
+    names = sorted({n for pair in pairs for n in pair})
+    return f"{len(pairs)} producer -> consumer pairs of " + ", ".join(names)
+
+
+def title(what: str, points: list[dict]) -> str:
+    """A chart's title: what was measured, then with which clients."""
+    return f"{what}\nclients: {clients_named(points)}"
+
+
 def footer(manifest: dict, points: list[dict]) -> str:
     m = manifest.get("machine", {})
     date = (manifest.get("started") or dt.date.today().isoformat())[:10]
@@ -56,17 +87,24 @@ def footer(manifest: dict, points: list[dict]) -> str:
 def finish_figure(fig, path: Path, footer_text: str, note: str = "") -> Path:
     """Footer (and note) under the axes, numbers everywhere in a reader's form, the legend
     beside the axes, labels moved off each other; then saved and closed."""
-    fig.text(0.01, 0.005, footer_text, fontsize=6.5, color=style.FOOTER_COLOR, ha="left",
-             va="bottom")
+    fig.text(0.01, 0.005, style.no_paths(footer_text), fontsize=6.5, color=style.FOOTER_COLOR,
+             ha="left", va="bottom")
     if note:  # under the plot, above the footer: never on top of data or legend
-        fig.text(0.01, 0.03, note, fontsize=7, color="#333333", ha="left", va="bottom")
+        fig.text(0.01, 0.03, style.no_paths(note), fontsize=7, color="#333333", ha="left",
+                 va="bottom")
+    style.explain_marks(fig)
     style.numbers_everywhere(fig)
     right = 1.0
     if fig.legends:
         fig.canvas.draw()
         width = max(lg.get_window_extent().width for lg in fig.legends)
         right = 1.0 - (width + 12) / fig.bbox.width
-    top = 0.93 if fig.get_suptitle() else 1.0
+    top = 1.0
+    if fig.get_suptitle():  # room for every line of it
+        fig.canvas.draw()
+        top = 1.0 - (fig._suptitle.get_window_extent().height + 12) / fig.bbox.height
+    for lg in fig.legends:  # beside the axes, under every line of the title
+        lg.set_bbox_to_anchor((0.995, top), transform=fig.transFigure)
     rect = (0, 0.06 if note else 0.035, right, top)
     fig.tight_layout(rect=rect)
     if style.turn_crowded_ticks(fig):
@@ -102,7 +140,7 @@ def mark_not_drawn(ax, marks: list[tuple[float, str]]) -> None:
     """A failed or skipped point: a cross on the x axis with its reason, never a value."""
     for x, text in marks:
         ax.plot([x], [0], marker="X", color="#c0392b", markersize=9, clip_on=False, zorder=5,
-                linestyle="none")
+                linestyle="none", gid=style.NOT_DRAWN)
         ax.annotate(text, (x, 0), xytext=(3, 6), textcoords="offset points", rotation=90,
                     fontsize=6.5, color="#c0392b", va="bottom", ha="left")
 

@@ -75,13 +75,16 @@ def draw(json_path: Path, png_path: Path) -> Path:
     spec = doc.get("spec", {})
     t = doc["result"].get("tally") or {}
     n_faults = len(doc["result"]["fault"].get("faults", []))
+    langs = spec.get("languages") or []
+    who = (", ".join(langs) + ", each producing and consuming") if langs else "not recorded"
     fig.suptitle(f"Soak: brokers' heap, open files and store over time (seed {spec.get('seed')}, "
                  f"{spec.get('duration_s', 0):,.0f} s, {n_faults} faults; lost "
-                 f"{_count(t.get('lost'))}, duplicates {_count(t.get('duplicates'))})",
-                 fontsize=10)
-    command = " ".join(doc.get("command") or ["bench", "chaos", "soak"])
-    foot = (f"{command} | run {Path(json_path).resolve().parent.name} | "
-            f"drawn at {style.drawing_commit()}")
+                 f"{_count(t.get('lost'))}, duplicates {_count(t.get('duplicates'))})\n"
+                 f"clients: {who}", fontsize=10)
+    # what ran, never where: the command's paths are the drawing machine's, not the reader's
+    command = " ".join(["bench", *(doc.get("command") or ["bench", "chaos", "soak"])[1:]])
+    run_id = doc.get("run_id") or Path(json_path).resolve().parent.name
+    foot = f"{command} | run {run_id} | drawn at {style.drawing_commit()}"
     return finish_figure(fig, Path(png_path), foot)
 
 

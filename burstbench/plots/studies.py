@@ -138,8 +138,9 @@ def chart_pi(doc: dict, path: Path) -> Path:
     handles, labels = axes[0][0].get_legend_handles_labels()
     style.legend_beside(fig, handles, labels)
     langs_text = ", ".join(par["languages"])
-    fig.suptitle(f"Pi over ActiveMQ (workers: {langs_text}) vs Akka actors; hollow markers: "
-                 f"{PI_REF['short']}'s paper (ActiveMQ 5.8 / Akka 2.0, 2-CPU VM)", fontsize=9)
+    fig.suptitle(f"Seconds to compute Leibniz Pi over ActiveMQ vs Akka actors; hollow markers: "
+                 f"{PI_REF['short']}'s paper (ActiveMQ 5.8 / Akka 2.0, 2-CPU VM)\n"
+                 f"clients: {langs_text} workers and master; Akka's own actors", fontsize=9)
     return finish_figure(fig, path, _footer(doc))
 
 
@@ -219,10 +220,13 @@ def chart_reqreply(doc: dict, path: Path) -> Path:
         ax.grid(True, which="both", alpha=0.25)
     h1, l1 = a1.get_legend_handles_labels()
     h2, l2 = a2.get_legend_handles_labels()
-    paper = [(h, lab) for h, lab in zip(h2, l2) if lab.startswith("paper")]
+    # the ops/s panel's lines are the latency panel's modes; its crosses are the paper's
+    paper = [(h, lab) for h, lab in zip(h2, l2) if lab not in MODES]
     style.legend_beside(fig, h1 + [h for h, _ in paper], l1 + [lab for _, lab in paper])
-    fig.suptitle("Blocking request/reply: Spring JmsTemplate (temporary queue per request), "
-                 "a reused reply queue, Akka ask", fontsize=9)
+    fig.suptitle("Blocking request/reply, latency and requests/s: Spring JmsTemplate (temporary "
+                 "queue per request), a reused reply queue, Akka ask\nclients: akka-bridge's "
+                 "ReqReply (Java: spring-jms over activemq-client, OpenWire; Akka ask, no "
+                 "broker)", fontsize=9)
     return finish_figure(fig, path, _footer(doc))
 
 

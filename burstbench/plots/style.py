@@ -44,7 +44,7 @@ NEUTRAL = ("#4d4d4d", "#a6761d", "#8c8c8c", "#6b6b00")
 VARIANT_LINESTYLES = ("-", "--", ":", "-.")
 VARIANT_HATCHES = (None, "//", "..", "xx")
 REF_COLOR = "#b03a2e"
-REF_STYLE = {"color": REF_COLOR, "linestyle": ":", "linewidth": 1.4}
+REF_STYLE = {"color": REF_COLOR, "linestyle": ":", "linewidth": 1.4, "gid": "reference"}
 # a reference label: readable over bars and lines, tied to its line when the placer moves it
 REF_LABEL = {"fontsize": 7, "color": REF_COLOR, "textcoords": "offset points",
              "bbox": {"boxstyle": "square,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
@@ -206,7 +206,7 @@ def scale_to_data(ax, rows: list[tuple[float, float, float, float, str]],
     for x, _m, _lo, hi, color in rows:
         if math.isfinite(hi) and hi > top:
             ax.plot([x], [top], marker="^", markersize=6, color=color, clip_on=False,
-                    linestyle="none", zorder=6)
+                    linestyle="none", zorder=6, gid=BEYOND_FRAME)
             ax.annotate(f"{hi:,.0f}", (x, top), xytext=(5, -9), textcoords="offset points",
                         fontsize=7, color=color, ha="left", va="center",
                         annotation_clip=False)
@@ -215,12 +215,52 @@ def scale_to_data(ax, rows: list[tuple[float, float, float, float, str]],
 # -- legends, labels, footer ---------------------------------------------------------------
 
 def legend_beside(fig, handles, labels, title: str | None = None, **kw):
-    """One legend for the whole figure, to the right of every axes: never on the data."""
+    """One legend for the whole figure, to the right of every axes: never on the data.
+    ``explain_marks`` may rebuild it with the marks every chart shares."""
+    fig._burstbench_legend = (list(handles), list(labels), title, kw)
     if not handles:
         return None
     return fig.legend(handles, labels, loc="upper right", bbox_to_anchor=(0.995, 0.93),
                       fontsize=LEGEND_FONT, title=title, title_fontsize=LEGEND_FONT,
                       frameon=False, **kw)
+
+
+# marks any chart may draw (by their gid), each explained once in the legend
+NOT_DRAWN = "not-drawn"
+BEYOND_FRAME = "beyond-frame"
+MARK_KEYS = {
+    NOT_DRAWN: ({"marker": "X", "color": "#c0392b", "markersize": 8},
+                "failed or skipped point (why, beside it)"),
+    BEYOND_FRAME: ({"marker": "^", "color": "#555555", "markersize": 6},
+                   "whisker beyond the frame (its value beside it)"),
+}
+
+
+def explain_marks(fig) -> None:
+    """Add a legend entry for each shared mark the figure draws (a failed point's cross, a
+    whisker's arrow out of the frame), to its legend or to a new one."""
+    from matplotlib.lines import Line2D
+
+    drawn = {line.get_gid() for ax in fig.axes for line in ax.get_lines()}
+    extra = [(Line2D([], [], linestyle="none", **look), text)
+             for gid, (look, text) in MARK_KEYS.items() if gid in drawn]
+    if not extra:
+        return
+    handles, labels, title, kw = getattr(fig, "_burstbench_legend", ([], [], None, {}))
+    for lg in list(fig.legends):
+        lg.remove()
+    legend_beside(fig, handles + [h for h, _t in extra], labels + [t for _h, t in extra],
+                  title, **kw)
+
+
+# a path of some machine: /home/..., ~/..., ./...: never in a picture
+_PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/[^\s|'\"]+")
+
+
+def no_paths(text: str) -> str:
+    """``text`` with every path replaced by its last part (``/home/ci/burstbench/bench`` -> ``bench``):
+    a chart says what ran, never where on the machine that drew it."""
+    return _PATH.sub(lambda m: m.group(0).rstrip("/").rsplit("/", 1)[-1] or "-", text)
 
 
 def _wrap(name: str, width: int = 9) -> str:
@@ -304,16 +344,59 @@ def _hits(box: Bbox, others, tol: float = 0.5) -> bool:
                and min(box.y1, o.y1) - max(box.y0, o.y0) > tol for o in others)
 
 
+def data_points(ax) -> list[tuple[float, float]]:
+    """The data points of ``ax`` in display coordinates: the vertices of its data lines (no
+    reference line, no line in axes coordinates), whisker ends, bar tops and middles,
+    scatter offsets. A label placed in the axes must not sit on any."""
+    from matplotlib.collections import LineCollection, PathCollection
+    from matplotlib.patches import Rectangle
+
+    pts = []
+    for line in ax.get_lines():
+        if not line.get_visible() or line.get_gid() == "reference" \
+                or line.get_transform() is not ax.transData:
+            continue
+        xy = line.get_xydata()
+        if len(xy):
+            pts += [tuple(p) for p in line.get_transform().transform(xy)]
+    for patch in ax.patches:
+        if isinstance(patch, Rectangle) and patch.get_visible():
+            b = patch.get_window_extent()
+            pts += [(b.x0, b.y1), (b.x1, b.y1), ((b.x0 + b.x1) / 2, (b.y0 + b.y1) / 2)]
+    for coll in ax.collections:
+        if isinstance(coll, LineCollection):
+            for seg in coll.get_segments():
+                if len(seg):
+                    pts += [tuple(p) for p in coll.get_transform().transform(seg)]
+        elif isinstance(coll, PathCollection):
+            offs = coll.get_offsets()
+            if len(offs):
+                pts += [tuple(p) for p in coll.get_offset_transform().transform(offs)]
+    return [p for p in pts if all(math.isfinite(v) for v in p)]
+
+
+def _inside(box: Bbox, frame: Bbox, tol: float = 0.5) -> bool:
+    return (box.x0 >= frame.x0 - tol and box.x1 <= frame.x1 + tol
+            and box.y0 >= frame.y0 - tol and box.y1 <= frame.y1 + tol)
+
+
+def _on_points(box: Bbox, pts, pad: float = 2.0) -> bool:
+    return any(box.x0 - pad <= x <= box.x1 + pad and box.y0 - pad <= y <= box.y1 + pad
+               for x, y in pts)
+
+
 def place_labels(fig) -> None:
     """Move every annotation placed in offset points (reference labels, whisker values,
-    marks of points not drawn) up or down, by the least distance, until it overlaps no other
-    text, tick label, title or legend; the figure's layout must be final."""
+    marks of points not drawn) by the least distance until it overlaps no other text, tick
+    label, title, legend or data point; a label in an axes stays in it (up or down first,
+    then to the other side of its anchor). The figure's layout must be final."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     movable = [t for ax in fig.axes for t in ax.texts
                if isinstance(t, matplotlib.text.Annotation) and t.anncoords == "offset points"
                and t.get_visible() and t.get_text().strip()]
     placed = _obstacles(fig, renderer, set(movable))
+    points = {id(ax): data_points(ax) for ax in fig.axes}
     fig_box = fig.bbox
     px_per_pt = fig.dpi / 72.0
     step = 3.0  # px
@@ -321,25 +404,34 @@ def place_labels(fig) -> None:
         if hasattr(t, "_check_xy") and not t._check_xy(renderer):
             continue  # not drawn (its point is outside the axes)
         box = matplotlib.text.Text.get_window_extent(t, renderer)  # the text, no leader
+        frame = t.axes.get_window_extent(renderer) if t.axes else fig_box
+        keep_in = t.axes is not None and _inside(box, frame, tol=2.0)
+        pts = points.get(id(t.axes), [])
         best = None
-        for k in range(120):
-            for sign in ((1,) if k == 0 else (1, -1)):
-                dy = sign * k * step
-                cand = Bbox.from_extents(box.x0, box.y0 + dy, box.x1, box.y1 + dy)
-                if cand.y0 < fig_box.y0 or cand.y1 > fig_box.y1:
-                    continue
-                if not _hits(cand, placed):
-                    best = (dy, cand)
+        for dx in (0.0, -(box.width + 6), box.width + 6):
+            for k in range(120):
+                for sign in ((1,) if k == 0 else (1, -1)):
+                    dy = sign * k * step
+                    cand = Bbox.from_extents(box.x0 + dx, box.y0 + dy, box.x1 + dx,
+                                             box.y1 + dy)
+                    if cand.y0 < fig_box.y0 or cand.y1 > fig_box.y1:
+                        continue
+                    if keep_in and not _inside(cand, frame, tol=2.0):
+                        continue
+                    if not _hits(cand, placed) and not _on_points(cand, pts):
+                        best = (dx, dy, cand)
+                        break
+                if best:
                     break
             if best:
                 break
         if best is None:
             placed.append(box)
             continue
-        dy, cand = best
-        if dy:
+        dx, dy, cand = best
+        if dx or dy:
             x, y = t.xyann
-            t.xyann = (x, y + dy / px_per_pt)
+            t.xyann = (x + dx / px_per_pt, y + dy / px_per_pt)
         placed.append(cand)
 
 

@@ -92,6 +92,8 @@ def _write_profile_run(tmp_path: Path, profile: str) -> Path:
         elif point.axis.endswith("-paced"):
             doc["parameters"]["rate"] = 500.0
             doc["latency_ms"] = {"p50": 1.0 + si, "p99": 5.0 + 2 * si + xi}
+        if (profile, point.axis, si) == ("full", "consumers", 1):
+            recv *= 4  # a fast pair: the blog's two consumer figures ~8 px apart, labels meet
         _rates(doc, recv, recv * 1.2)
         if point.axis == "consumers" and si == len(prof["axes"]["consumers"].get(
                 "series") or [1]) - 1 and point.x == 1:
@@ -102,23 +104,33 @@ def _write_profile_run(tmp_path: Path, profile: str) -> Path:
         if point.find_max is not None:
             _write_find_max(run, point, doc, tmp_path, profile, si)
             continue
+        if (profile, point.axis, point.series, point.x) == ("quick", "topology", "netns",
+                                                             "forward"):
+            doc = {"status": "skipped", "errors": ["--hosts netns needs root"],
+                   "parameters": doc["parameters"], "sweep": doc["sweep"]}
         run.write_point(point.id, doc)
     run.finish("complete")
     return run.dir
 
 
 def _write_find_max(run, point, flood_doc, tmp_path, profile, si: int) -> None:
-    """The flood probe and four sustained probes at fractions of it, as findmax.py writes
-    them: the last one does not hold. The series' floods lie close together (as the latency
-    profile's STOMP pairs did), so their maximum sustainable rates' labels meet."""
+    """The flood probe and the sustained probes at fractions of it, as findmax.py writes
+    them: upwards until one does not hold, then two bisections. The series' floods lie close
+    together (as the latency profile's STOMP pairs did), so their maximum sustainable rates'
+    labels meet; the fourth series fails at half its flood (four probes: too few for a
+    curve)."""
     flood = 20_000.0 + 400 * si
     _rates(flood_doc, flood, flood * 1.2)
     sw = {"axis": point.axis, "series": point.series, "kind": "find-max",
           "p99_bound_ms": point.find_max}
     flood_doc["sweep"] = {**sw, "x": "max"}
     run.write_point(results.safe_name(f"{point.id}"), flood_doc)
-    for frac, p99, keeps in ((0.25, 2.0, True), (0.5, 6.0, True), (0.75, 30.0, True),
-                             (1.0, 400.0, False)):
+    probes = ((0.25, 2.0, True), (0.5, 6.0, True), (0.75, 30.0, True), (0.9, 42.0, True),
+              (1.0, 400.0, False), (0.95, 48.0, True), (0.975, 90.0, False))
+    if si == 3:
+        probes = ((0.25, 2.0, True), (0.5, 80.0, False), (0.375, 20.0, True),
+                  (0.4375, 60.0, False))
+    for frac, p99, keeps in probes:
         doc = _doc(tmp_path, point, profile)
         offered = round(flood * frac)
         doc["parameters"]["rate"] = float(offered)
@@ -179,8 +191,10 @@ def _write_soak(path: Path) -> Path:
               for s, k in ((75, "broker-kill"), (178, "link-cut"), (291, "broker-kill"),
                            (349, "broker-kill"), (469, "broker-kill"))]
     path.write_text(json.dumps({
-        "schema_version": 1, "command": ["bench", "chaos", "soak"],
-        "spec": {"duration_s": 600.0, "seed": 42, "faults": 5},
+        "schema_version": 1,
+        "command": ["/home/ci/burstbench/bench", "chaos", "soak", "--results", "/tmp/x/results"],
+        "spec": {"duration_s": 600.0, "seed": 42, "faults": 5,
+                 "languages": ["net-stomp", "stomp-py", "stompjs", "openwire-jms"]},
         "result": {"scenario": "soak", "status": "ok",
                    "tally": {"sent": 242_500, "received": 242_500, "lost": 0,
                              "duplicates": 1_982},
@@ -189,6 +203,18 @@ def _write_soak(path: Path) -> Path:
 
 
 # -- reading a figure as a reader would --------------------------------------------------------
+
+def _marker_kind(line):
+    """A drawn marker's kind as a reader tells it apart: its shape and whether it is hollow
+    (an errorbar's caps are part of its whisker, no kind of their own)."""
+    m = line.get_marker()
+    if m in (None, "", " ", "None", "none", "_", "|") or not line.get_visible():
+        return None
+    face = line.get_markerfacecolor()
+    hollow = isinstance(face, str) and face.lower() in ("none", "white", "#ffffff") or (
+        not isinstance(face, str) and len(face) == 4 and face[3] == 0)
+    return (str(m), bool(hollow))
+
 
 def _drawn_texts(fig: Figure) -> list[Text]:
     """The texts that are really drawn (an annotation outside its axes is not, nor a tick
@@ -209,12 +235,16 @@ def _drawn_texts(fig: Figure) -> list[Text]:
     return seen
 
 
-def _data_points(ax) -> list[tuple[float, float]]:
+def _data_points(ax, data_only: bool = False) -> list[tuple[float, float]]:
     """Every data point of the axes in display coordinates: line vertices, bar corners,
-    whisker ends, scatter offsets."""
+    whisker ends, scatter offsets (``data_only``: no reference line's, nor a line's drawn in
+    axes coordinates)."""
     pts = []
     for line in ax.get_lines():
         if not line.get_visible():
+            continue
+        if data_only and (line.get_gid() == "reference"
+                          or line.get_transform() is not ax.transData):
             continue
         xy = line.get_xydata()
         if len(xy):
@@ -279,12 +309,46 @@ class Reading:
         self.ylabels = [ax.get_ylabel() for ax in fig.axes]
         self.ylims = {id(ax): (ax.get_ylabel(), ax.get_title(), ax.get_ylim(),
                                ax.get_yscale()) for ax in fig.axes}
+        self.title = " ".join(filter(None, [fig.get_suptitle()] + [ax.get_title() for ax in
+                                                                     fig.axes]))
+        self.marker_kinds = {_marker_kind(line) for ax in fig.axes for line in ax.get_lines()
+                             if line.get_visible() and len(line.get_xydata())} - {None}
+        self.legend_kinds = {_marker_kind(h) for lg in self.legends
+                             for h in lg.findobj(Line2D)} - {None}
+        self.in_axes = []  # (text, its box, the axes' frame, the axes' data points)
+        for t, s, box in self.texts:
+            ax = t.axes
+            if ax is None or t in self.tick_text_objs(ax) or t in (
+                    ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label):
+                continue
+            frame = ax.get_window_extent(renderer)
+            if _overlap(box, frame):
+                self.in_axes.append((s, box, _data_points(ax, data_only=True)))
+        self.at_frame = []
+        for ax in fig.axes:
+            frame = ax.get_window_extent(renderer)
+            for line in ax.get_lines():
+                if not line.get_visible() or line.get_gid() in ("reference", "beyond-frame") \
+                        or line.get_transform() is not ax.transData:
+                    continue
+                xy = line.get_xydata()
+                if not len(xy):
+                    continue
+                ys = [y for x, y in line.get_transform().transform(xy)
+                      if math.isfinite(y) and frame.x0 <= x <= frame.x1]
+                if any(abs(y - frame.y1) < 2.0 for y in ys):
+                    self.at_frame.append(f"{ax.get_title() or ax.get_ylabel()!r}: "
+                                         f"{line.get_label()!r}")
         self.colors = {}
         for lg in self.legends:
             for handle, text in zip(lg.legend_handles, lg.get_texts()):
                 c = _legend_handle_color(handle)
                 if c:
                     self.colors.setdefault(text.get_text(), set()).add(c)
+
+    @staticmethod
+    def tick_text_objs(ax) -> set:
+        return {*ax.xaxis.get_ticklabels(which="both"), *ax.yaxis.get_ticklabels(which="both")}
 
     def overlapping_texts(self) -> list[str]:
         bad = []
@@ -456,3 +520,98 @@ def test_one_colour_per_client_language_in_every_chart(readings):
     stock = {k: v for k, v in colour.items() if not k.endswith("-tuned")
              and k not in ("stompjs:tcp", "stompjs-tcp")}
     assert len(set(stock.values())) == len(stock), stock
+
+
+# -- issue 50, point 6: charts read at a glance ------------------------------------------------
+
+def test_every_marker_kind_drawn_has_a_legend_entry(readings):
+    """A reader tells a cross, a hollow circle or a triangle apart only if the legend says
+    what each is: the reference figures' crosses, probes that did not hold, failed points."""
+    bad = {n: sorted(r.marker_kinds - r.legend_kinds) for n, r in readings.items()}
+    bad = {n: b for n, b in bad.items() if b}
+    assert not bad, "\n".join(f"{n}: {b}" for n, b in sorted(bad.items()))
+
+
+def test_a_failed_point_and_an_escaping_whisker_are_explained_in_the_legend(readings):
+    labels = {n: [t.get_text() for lg in r.legends for t in lg.get_texts()]
+              for n, r in readings.items()}
+    assert any("failed or skipped" in s for s in labels["quick/throughput-by-topology.png"])
+    assert any("beyond the frame" in s for s in labels["blog/throughput-by-consumers.png"])
+
+
+def test_text_inside_the_axes_is_on_no_data_point(readings):
+    """Reference labels, whisker values, reasons and notes in an axes sit beside the data,
+    never on a line's vertex, a whisker's end or a bar's top (renderer boxes)."""
+    bad = {}
+    for n, r in readings.items():
+        for s, box, pts in r.in_axes:
+            hit = [p for p in pts if box.x0 + 0.5 < p[0] < box.x1 - 0.5
+                   and box.y0 + 0.5 < p[1] < box.y1 - 0.5]
+            if hit:
+                bad.setdefault(n, []).append(f"{s!r} over {len(hit)} data point(s)")
+    assert not bad, "\n".join(f"{n}: {'; '.join(b[:4])}" for n, b in sorted(bad.items()))
+
+
+def test_no_data_line_runs_along_the_top_of_its_frame(readings):
+    """A flat series at the top frame (the queues chart's open files) reads as no data."""
+    bad = {n: r.at_frame for n, r in readings.items() if r.at_frame}
+    assert not bad, "\n".join(f"{n}: {'; '.join(b[:4])}" for n, b in sorted(bad.items()))
+
+
+PATH_LIKE = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/(?:work|tmp|home|root|usr|var|opt|mnt|"
+                       r"Users|[\w.-]+/)")
+
+
+def test_no_picture_shows_a_path_of_any_machine(readings):
+    bad = {n: [s for _t, s, _b in r.texts if PATH_LIKE.search(s)] for n, r in readings.items()}
+    bad = {n: b for n, b in bad.items() if b}
+    assert not bad, bad
+
+
+def test_every_title_says_what_was_measured_and_with_which_clients(readings):
+    from burstbench import clients
+
+    names = set(clients.names()) | set(CLIENT_NAMES)
+    measured = re.compile(r"throughput|latency|rate|msg/s|seconds|heap|requests", re.IGNORECASE)
+    bad = {n: r.title for n, r in readings.items()
+           if not any(c in r.title for c in names) or not measured.search(r.title)}
+    assert not bad, "\n".join(f"{n}: {t!r}" for n, t in sorted(bad.items()))
+    assert "stomp-py -> stomp-py" in readings["quick/throughput-by-topology.png"].title
+
+
+def test_the_find_max_legend_has_one_entry_per_series_and_each_mark_once(readings):
+    r = readings["latency/find-max.png"]
+    labels = [t.get_text() for lg in r.legends for t in lg.get_texts()]
+    assert len(labels) <= 12, labels
+    for series in ("net-stomp", "stomp-py", "stompjs", "openwire-jms"):
+        assert labels.count(series) == 1, labels
+    assert "probe held" in labels and "probe did not hold" in labels
+
+
+def test_a_latency_curve_has_at_least_five_offered_loads(readings):
+    """Every profile that draws latency over offered load offers at least five loads; a
+    series with fewer (a find-max search that failed early) is points, never a line."""
+    from burstbench import profiles as profs
+
+    for name in profiles.profile_names():
+        for axis, ax in profiles.load_profile(name)["axes"].items():
+            if (ax or {}).get("kind") == "latency-vs-load":
+                assert len(set(ax.get("fractions", profs.DEFAULT_FRACTIONS))) >= 5, (name, axis)
+    for name in ("quick/latency-vs-load.png", "full/latency-vs-load.png"):
+        r = readings[name]
+        joined = [len(line.get_xdata()) for ax, _f, _p in r.axes for line in ax.get_lines()
+                  if line.get_linestyle() not in ("None", "none", "") and line.get_marker()
+                  not in (None, "", "None") and line.get_transform() is ax.transData]
+        assert joined and min(joined) >= 5, (name, joined)
+    r = readings["latency/find-max.png"]
+    assert any("fewer offered loads" in s and "openwire-jms (4)" in s for _t, s, _b in r.texts)
+
+
+def test_a_profile_with_fewer_than_five_latency_loads_is_refused(tmp_path, monkeypatch):
+    from burstbench import paths
+
+    (tmp_path / "mine.yaml").write_text(
+        "axes:\n  latency: {kind: latency-vs-load, fractions: [0.25, 0.9]}\n")
+    monkeypatch.setattr(paths, "PROFILES", tmp_path)
+    with pytest.raises(profiles.ProfileError, match="at least 5"):
+        profiles.load_profile("mine")
