@@ -84,6 +84,19 @@ def _point_rows(points: list[dict]) -> list[dict]:
     return rows
 
 
+# the page opens as the blog does: its charts in its order, then the other throughput charts,
+# then latency and the studies
+BLOG_ORDER = ("throughput-by-consumers", "throughput-by-size", "throughput-by-queues",
+              "throughput-by-persistence", "throughput-by-topology")
+
+
+def chart_order(chart: Path) -> tuple:
+    """Where a chart stands on the page: the blog's five first, in the blog's order."""
+    if chart.stem in BLOG_ORDER:
+        return (0, BLOG_ORDER.index(chart.stem), chart.stem)
+    return (1 if chart.stem.startswith("throughput-") else 2, 0, chart.stem)
+
+
 def context(run: results.RunFiles) -> dict:
     """What report.html.j2 shows, from the run's files."""
     manifest, points = run.manifest, run.points
@@ -120,7 +133,8 @@ def context(run: results.RunFiles) -> dict:
             {"cls": lost_cls if k == "lost" else "", "text": _num(v)}
             for k, v in totals.items()]]},
         "charts": [{"name": c.stem, "file": c.name,
-                    "data": base64.b64encode(c.read_bytes()).decode()} for c in run.charts],
+                    "data": base64.b64encode(c.read_bytes()).decode()}
+                   for c in sorted(run.charts, key=chart_order)],
         "studies": _studies(run),
         "points": {"head": [{"cls": "l", "text": c} for c in cols],
                    "rows": _point_rows(points)} if points else None,

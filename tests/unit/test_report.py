@@ -41,6 +41,30 @@ def test_plot_renders_charts_and_a_self_contained_report(tmp_path):
     assert "consumers-4" in page and "Accounting" in page and "Environment" in page
 
 
+def test_report_opens_with_the_accounting_and_the_blogs_first_chart(tmp_path):
+    """A run with a latency axis beside the consumers axis: the page's first section is the
+    accounting, its first chart throughput by consumers (the blog's first), not latency."""
+    from burstbench.plots import report
+
+    run = _run_with_points(tmp_path)
+    for n, rate in ((1, 0), (2, 500)):
+        doc = document(_outcome(tmp_path), "2026-01-01T00:00:00")
+        doc["sweep"] = {"profile": "quick", "axis": "latency", "series": "stomp-py",
+                        "x": "max" if not rate else 0.5}
+        doc["parameters"]["rate"] = rate
+        doc["latency_ms"] = {"p50": 1.0, "p99": 4.0}
+        run.write_point(f"latency-{n}", doc)
+    charts.render_run(run.dir)
+    assert {"latency-vs-load.png", "throughput-by-consumers.png"} <= {
+        c.name for c in results.load_run(run.dir).charts}
+    page = (run.dir / "report.html").read_text()
+    assert page.index("<h2>Accounting</h2>") < page.index("<img") \
+        == page.index('<img alt="throughput-by-consumers"')
+    assert page.split("<h2>", 2)[1].startswith("Accounting</h2>")
+    ctx = report.context(results.load_run(run.dir))
+    assert ctx["charts"][0]["name"] == "throughput-by-consumers"
+
+
 @pytest.mark.integration
 def test_report_screenshot_in_headless_chromium_shows_the_charts(tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
