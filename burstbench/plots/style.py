@@ -258,8 +258,8 @@ _PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/[^\s|'\"]+")
 
 
 def no_paths(text: str) -> str:
-    """``text`` with every path replaced by its last part (``/home/ci/burstbench/bench`` -> ``bench``):
-    a chart says what ran, never where on the machine that drew it."""
+    """``text`` with every path replaced by its last part (``/home/ci/burstbench/bench`` ->
+    ``bench``): a chart says what ran, never where on the machine that drew it."""
     return _PATH.sub(lambda m: m.group(0).rstrip("/").rsplit("/", 1)[-1] or "-", text)
 
 

@@ -1,0 +1,184 @@
+"""Figures the README and ``docs/`` quote, rendered from the published runs' summaries.
+
+A published run's ``summary.csv`` is copied to ``docs/data/<run-id>.csv`` with a small
+manifest beside it (``<run-id>.json``: command, commit, machine, status), by
+``./bench docs publish RUN``. A page quotes a figure between two markers, which a reader of
+the rendered Markdown does not see::
+
+    <!--fig RUN POINT WHAT-->18,000 (16,000-19,000)<!--/fig-->
+
+``RUN`` is a run id under ``docs/data/``, or a short name the page gives it once with
+``<!--figrun NAME RUN-->``; ``POINT`` is a point id of that run, ``WHAT`` one of
+
+- a summary column (``latency_ms.p99``), the value alone;
+- ``recv`` or ``send``: the rate, median with the min-max over the point's measured bursts
+  or 1-s windows, at two significant figures where that spread is wider than 10% of the
+  median, else three; ``p99``: a sustained point's p99 in ms, the same way over its windows;
+- ``mib``: the receive rate in MiB/s of bodies (rate x size), with its spread as ``recv``;
+- ``ratio=OTHER`` (``ratio=OTHER:COLUMN``): POINT's receive rate (or COLUMN) over point
+  OTHER's, at two decimals.
+
+``./bench docs render`` rewrites every marked figure from its source; ``./bench docs check``
+(and ``tests/unit/test_quoted_figures.py``) fails on any figure that differs from it, on a
+marker whose run, point or column does not exist, and on a point that did not succeed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+import shutil
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from burstbench import paths
+
+DATA = paths.ROOT / "docs" / "data"
+PAGES = ("README.md", "docs/*.md")
+MARK = re.compile(r"<!--fig ([^>]*?)-->(.*?)<!--/fig-->", re.DOTALL)
+ALIAS = re.compile(r"<!--figrun (\S+) (\S+)-->")
+SPREAD = {"recv": ("throughput.recv_msgs_per_s", "throughput.recv_min", "throughput.recv_max"),
+          "send": ("throughput.send_msgs_per_s", "throughput.send_min", "throughput.send_max"),
+          "p99": tuple(f"sustained.steady.p99_ms.{k}" for k in ("median", "min", "max"))}
+WIDE = 0.10  # a spread wider than this share of the median: two significant figures
+
+
+class QuoteError(ValueError):
+    pass
+
+
+@cache
+def rows_of(run: str, data: Path = DATA) -> dict[str, dict]:
+    f = data / f"{run}.csv"
+    if not f.exists():
+        raise QuoteError(f"no published run {run} ({f} is missing: ./bench docs publish {run})")
+    with f.open(newline="") as fh:
+        return {r["point"]: r for r in csv.DictReader(fh)}
+
+
+def _value(run: str, point: str, column: str, data: Path) -> float:
+    rows = rows_of(run, data)
+    if point not in rows:
+        raise QuoteError(f"run {run} has no point {point}")
+    row = rows[point]
+    if row.get("status") != "ok":
+        raise QuoteError(f"run {run}'s point {point} is {row.get('status')!r}, not ok: a "
+                         "failed point gives no figure")
+    if column not in row:
+        raise QuoteError(f"run {run}'s summary has no column {column}")
+    try:
+        v = float(row[column])
+    except ValueError:
+        raise QuoteError(f"run {run}, point {point}: {column} is {row[column]!r}, not a "
+                         "number") from None
+    if math.isnan(v):
+        raise QuoteError(f"run {run}, point {point}: {column} is not a number")
+    return v
+
+
+def sig(v: float, digits: int) -> str:
+    """``v`` at ``digits`` significant figures, in a reader's form (``18,000``, ``3.6``)."""
+    if v == 0:
+        return "0"
+    places = digits - 1 - math.floor(math.log10(abs(v)))
+    r = round(v, places)
+    return f"{r:,.{max(places, 0)}f}"
+
+
+def with_spread(median: float, lo: float, hi: float) -> str:
+    """``18,000 (16,000-19,000)``: two significant figures where the spread is wide."""
+    digits = 2 if median and (hi - lo) / median > WIDE else 3
+    return f"{sig(median, digits)} ({sig(lo, digits)}-{sig(hi, digits)})"
+
+
+def render_one(spec: str, data: Path = DATA, runs: dict[str, str] | None = None) -> str:
+    parts = spec.split()
+    if len(parts) != 3:
+        raise QuoteError(f"a figure marker takes RUN POINT WHAT: {spec!r}")
+    run, point, what = parts
+    run = (runs or {}).get(run, run)
+    if what == "mib":
+        size = _value(run, point, "size", data) / 2**20
+        med, lo, hi = (_value(run, point, c, data) * size for c in SPREAD["recv"])
+        return with_spread(med, lo, hi)
+    if what in SPREAD:
+        med, lo, hi = (_value(run, point, c, data) for c in SPREAD[what])
+        return with_spread(med, lo, hi)
+    if what.startswith("ratio="):
+        other, _, column = what.removeprefix("ratio=").partition(":")
+        column = column or SPREAD["recv"][0]
+        return f"{_value(run, point, column, data) / _value(run, other, column, data):.2f}"
+    return sig(_value(run, point, what, data), 3)
+
+
+@dataclass
+class Difference:
+    page: str
+    spec: str
+    written: str
+    source: str
+
+    def __str__(self) -> str:
+        return f"{self.page}: {self.spec}: written {self.written!r}, its source gives " \
+               f"{self.source!r}"
+
+
+def render(text: str, page: str = "", data: Path = DATA) -> tuple[str, list[Difference]]:
+    """``text`` with every marked figure from its source, and the figures that differed."""
+    diffs: list[Difference] = []
+    runs = dict(ALIAS.findall(text))
+
+    def sub(m: re.Match) -> str:
+        try:
+            fresh = render_one(m.group(1), data, runs)
+        except QuoteError as e:
+            raise QuoteError(f"{page}: {e}") from None
+        if fresh != m.group(2):
+            diffs.append(Difference(page, m.group(1), m.group(2), fresh))
+        return f"<!--fig {m.group(1)}-->{fresh}<!--/fig-->"
+
+    return MARK.sub(sub, text), diffs
+
+
+def pages(root: Path = paths.ROOT) -> list[Path]:
+    return [p for pat in PAGES for p in sorted(root.glob(pat))]
+
+
+def check(root: Path = paths.ROOT, write: bool = False) -> tuple[int, list[Difference]]:
+    """Every marked figure of the README and docs/: (how many, those that differ). With
+    ``write`` the pages are rewritten from their sources."""
+    n, diffs = 0, []
+    for p in pages(root):
+        text = p.read_text()
+        n += len(MARK.findall(text))
+        new, d = render(text, str(p.relative_to(root)))
+        diffs += d
+        if write and new != text:
+            p.write_text(new)
+    return n, diffs
+
+
+def publish(run_dir: Path, data: Path = DATA) -> list[Path]:
+    """Copy a finished run's summary and a manifest of where it ran into ``docs/data``."""
+    manifest = json.loads((run_dir / "run.json").read_text())
+    run_id = manifest.get("run_id") or run_dir.name
+    if manifest.get("status") != "complete":
+        raise QuoteError(f"run {run_id} is {manifest.get('status')!r}: only a complete run "
+                         "is published")
+    commit = str(manifest.get("git_commit", ""))
+    if not commit or commit.endswith("-dirty"):
+        raise QuoteError(f"run {run_id} ran at commit {commit or '?'}: published figures come "
+                         "from a clean commit")
+    data.mkdir(parents=True, exist_ok=True)
+    csv_out = data / f"{run_id}.csv"
+    shutil.copyfile(run_dir / "summary.csv", csv_out)
+    keep = {k: manifest[k] for k in ("run_id", "command", "status", "started", "finished",
+                                     "git_commit", "machine", "runtimes", "calibration")
+            if k in manifest}
+    json_out = data / f"{run_id}.json"
+    json_out.write_text(json.dumps(keep, indent=2) + "\n")
+    rows_of.cache_clear()
+    return [csv_out, json_out]

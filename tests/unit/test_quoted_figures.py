@@ -1,0 +1,76 @@
+"""Every figure README.md and docs/ quote is the one its published run's summary gives
+(burstbench/plots/quoted.py); the rendering rules on a summary made up here."""
+
+import csv
+
+import pytest
+
+from burstbench.plots import quoted
+
+
+def _summary(tmp_path, rows):
+    data = tmp_path / "data"
+    data.mkdir()
+    cols = ["point", "status", "size", *quoted.SPREAD["recv"], "latency_ms.p99"]
+    with (data / "r1.csv").open("w", newline="") as fh:
+        w = csv.DictWriter(fh, cols)
+        w.writeheader()
+        w.writerows(rows)
+    quoted.rows_of.cache_clear()
+    return data
+
+
+ROWS = [
+    {"point": "a", "status": "ok", "size": 65536, "throughput.recv_msgs_per_s": 18108.4,
+     "throughput.recv_min": 16020, "throughput.recv_max": 19950, "latency_ms.p99": 3.64},
+    {"point": "b", "status": "ok", "throughput.recv_msgs_per_s": 12069,
+     "throughput.recv_min": 11757, "throughput.recv_max": 12939, "latency_ms.p99": 40.1},
+    {"point": "c", "status": "failed", "throughput.recv_msgs_per_s": 99,
+     "throughput.recv_min": 1, "throughput.recv_max": 100, "latency_ms.p99": ""},
+]
+
+
+def test_a_spread_wider_than_a_tenth_gives_two_significant_figures(tmp_path):
+    data = _summary(tmp_path, ROWS)
+    assert quoted.render_one("r1 a recv", data) == "18,000 (16,000-20,000)"  # 22% wide
+    assert quoted.render_one("r1 b recv", data) == "12,100 (11,800-12,900)"  # 9.8% wide
+    assert quoted.render_one("r1 a latency_ms.p99", data) == "3.64"
+    assert quoted.render_one("r1 b ratio=a", data) == "0.67"
+
+
+def test_a_page_names_a_run_once_and_quotes_bandwidth(tmp_path):
+    data = _summary(tmp_path, ROWS)
+    text = "<!--figrun blog r1--> <!--fig blog a mib-->?<!--/fig-->"
+    new, diffs = quoted.render(text, "page.md", data)
+    assert "<!--fig blog a mib-->1,100 (1,000-1,200)<!--/fig-->" in new  # 18,108 x 64 KiB
+    assert len(diffs) == 1
+
+
+def test_a_figure_that_differs_from_its_source_is_named(tmp_path):
+    data = _summary(tmp_path, ROWS)
+    text = "x <!--fig r1 a recv-->18,108<!--/fig--> y <!--fig r1 b latency_ms.p99-->40.1<!--/fig-->"
+    new, diffs = quoted.render(text, "page.md", data)
+    assert [(d.spec, d.written, d.source) for d in diffs] == [
+        ("r1 a recv", "18,108", "18,000 (16,000-20,000)")]
+    assert "<!--fig r1 a recv-->18,000 (16,000-20,000)<!--/fig-->" in new
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("r1 c recv", "is 'failed', not ok"),
+    ("r1 zz recv", "no point zz"),
+    ("r1 a nosuch.column", "no column nosuch.column"),
+    ("r2 a recv", "no published run r2"),
+    ("r1 a", "takes RUN POINT WHAT"),
+])
+def test_a_marker_without_a_good_source_is_an_error(tmp_path, spec, needle):
+    data = _summary(tmp_path, ROWS)
+    with pytest.raises(quoted.QuoteError, match=needle):
+        quoted.render_one(spec, data)
+
+
+def test_every_quoted_figure_of_the_readme_and_docs_matches_its_published_run():
+    n, diffs = quoted.check()
+    assert not diffs, "\n".join(map(str, diffs)) + "\n(./bench docs render rewrites them)"
+    readme = (quoted.paths.ROOT / "README.md").read_text()
+    assert len(quoted.MARK.findall(readme)) >= 10, "the README's tables quote marked figures"
+    assert n >= len(quoted.MARK.findall(readme))
