@@ -973,9 +973,9 @@ def _self_check_summary(rounds: list[tuple[float, float, float]]) -> dict:
 
 def lean(ci: dict) -> str:
     """What an A/A interval says: 'none' when it holds 1.00 (as two copies of one code should),
-    'leans' when it does not; 'unsettled' when it is too narrow a claim (fewer than 5 rounds)."""
+    'leans' when it does not; 'not judged' when it is too narrow a claim (fewer than 5 rounds)."""
     if ci["confidence"] < MIN_CONFIDENCE:
-        return "unsettled"
+        return "not judged"
     return "none" if ci["lo"] <= 1 <= ci["hi"] else "leans"
 
 

@@ -135,7 +135,7 @@ def test_the_aa_check_holds_one_or_leans():
     comparison itself leans; fewer than 5 rounds settle nothing."""
     assert perf.lean(perf.median_ci([0.97, 0.99, 1.0, 1.02, 1.04])) == "none"
     assert perf.lean(perf.median_ci([0.90, 0.92, 0.93, 0.95, 0.97])) == "leans"
-    assert perf.lean(perf.median_ci([0.99, 1.0, 1.01])) == "unsettled"
+    assert perf.lean(perf.median_ci([0.99, 1.0, 1.01])) == "not judged"
     sc = perf._self_check_summary([(4.0, 4.0, 0.8), (math.nan, math.nan, math.nan),
                                    (4.2, 4.0, 0.9)])
     assert sc["rounds"] == 2 and sc["of"] == 3
