@@ -93,7 +93,7 @@ def connectors(lay: Layout, broker: str, discovery: str, group: str,
                                  duplex=False, **common)]
     # socketBufferSize=0: the bridge's own socket keeps Linux's autotuned buffers too (the
     # accepting side is set in broker/templates/activemq.xml.j2); with ActiveMQ's locked
-    # 64 KiB buffers chain3 deadlocked in the kernel (docs/findings.md#activemq-chain3-stall)
+    # 64 KiB buffers chain3 deadlocked in the kernel (docs/findings-broker.md#activemq-chain3-stall)
     return [NetworkConnector(name=f"{owner}-to-{peer}",
                              uri=f"static:({openwire_url(peer)}?socketBufferSize=0)"
                                  "?maxReconnectDelay=1000",

@@ -1,7 +1,7 @@
 """Net::Stomp 0.61 subscribes twice when a reconnect attempt is accepted and dropped.
 
 The soak's broker b held 100 messages (one prefetch) unacknowledged for six minutes after a
-restart (docs/findings.md#soak-store-growth): the Perl consumer's connection carried two
+restart (docs/findings-faults.md#soak-store-growth): the Perl consumer's connection carried two
 consumers of one queue. Net::Stomp's ``_reconnect`` connects and then re-subscribes; when the
 broker accepts the connection and closes it before CONNECTED (a broker still starting does),
 ``connect()`` only logs "failed to connect", the re-subscribe's ``send_frame`` finds the socket

@@ -2,7 +2,7 @@
 
 The soak's broker b stopped reclaiming its store after a restart in which the JMS consumer
 poison-acknowledged 47 redelivered duplicates into ActiveMQ.DLQ
-(docs/findings.md#soak-store-growth). This is the store's half of that, on a real broker with
+(docs/findings-faults.md#soak-store-growth). This is the store's half of that, on a real broker with
 1 MB journal files and a cleanup every 500 ms: one persistent message in ActiveMQ.DLQ, then
 steady traffic through another queue, every message consumed at once. KahaDB keeps the file
 holding the DLQ message, and each later file because it holds acknowledgements of messages

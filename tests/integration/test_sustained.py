@@ -140,7 +140,7 @@ def test_a_timed_flood_stops_on_time_and_accounts_exactly(spec_name, shared_brok
     64 MB), and once, in a CI run, for the whole measured second of a 1 s + 1 s flood, which
     then timed nothing.
     Not the broker's producer flow control nor its garbage collector; what holds it is not
-    settled (docs/findings.md, "A flood stands still for about a second")."""
+    settled (docs/findings-broker.md#flood-pause, "A flood stands still for about a second")."""
     r = client_or_skip(spec_name)
     spec = PointSpec(producer=[r.label], consumer=[r.label], rate=0.0, duration=2, warmup=1,
                      broker_urls=outside(shared_broker))

@@ -228,7 +228,7 @@ public final class Main {
         .append("\",\"t_ns\":").append(epochNanos()).append(",\"queues\":{");
     // the bench's queues under "queues"; ActiveMQ's own (ActiveMQ.DLQ: messages a consumer
     // poison-acknowledged or that ran out of redeliveries) under "system_queues": persistent
-    // messages nobody consumes there keep KahaDB's journal files (docs/findings.md#soak-store-growth)
+    // messages nobody consumes there keep KahaDB's journal files (docs/findings-faults.md#soak-store-growth)
     StringBuilder system = new StringBuilder();
     StringBuilder subs = new StringBuilder();
     try {
