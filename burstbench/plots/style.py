@@ -344,17 +344,17 @@ def _hits(box: Bbox, others, tol: float = 0.5) -> bool:
                and min(box.y1, o.y1) - max(box.y0, o.y0) > tol for o in others)
 
 
-def data_points(ax) -> list[tuple[float, float]]:
-    """The data points of ``ax`` in display coordinates: the vertices of its data lines (no
-    reference line, no line in axes coordinates), whisker ends, bar tops and middles,
-    scatter offsets. A label placed in the axes must not sit on any."""
+def data_points(ax, data_only: bool = True) -> list[tuple[float, float]]:
+    """The data points of ``ax`` in display coordinates: the vertices of its data lines (with
+    ``data_only``, no reference line and no line in axes coordinates), whisker ends, bar tops
+    and middles, scatter offsets. A label placed in the axes must not sit on any."""
     from matplotlib.collections import LineCollection, PathCollection
     from matplotlib.patches import Rectangle
 
     pts = []
     for line in ax.get_lines():
-        if not line.get_visible() or line.get_gid() == "reference" \
-                or line.get_transform() is not ax.transData:
+        if not line.get_visible() or data_only and (
+                line.get_gid() == "reference" or line.get_transform() is not ax.transData):
             continue
         xy = line.get_xydata()
         if len(xy):

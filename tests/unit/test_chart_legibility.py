@@ -23,11 +23,9 @@ from pathlib import Path
 import matplotlib
 import pytest
 from matplotlib import colors as mcolors
-from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.lines import Line2D
-from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 from test_results import _outcome
 
@@ -35,7 +33,7 @@ from burstbench import profiles, sweep
 from burstbench.infra import brokers
 from burstbench.measure import results
 from burstbench.measure.points import document
-from burstbench.plots import charts
+from burstbench.plots import charts, style
 from burstbench.plots import soak as soak_chart
 
 matplotlib.use("Agg")
@@ -235,36 +233,6 @@ def _drawn_texts(fig: Figure) -> list[Text]:
     return seen
 
 
-def _data_points(ax, data_only: bool = False) -> list[tuple[float, float]]:
-    """Every data point of the axes in display coordinates: line vertices, bar corners,
-    whisker ends, scatter offsets (``data_only``: no reference line's, nor a line's drawn in
-    axes coordinates)."""
-    pts = []
-    for line in ax.get_lines():
-        if not line.get_visible():
-            continue
-        if data_only and (line.get_gid() == "reference"
-                          or line.get_transform() is not ax.transData):
-            continue
-        xy = line.get_xydata()
-        if len(xy):
-            pts += [tuple(p) for p in line.get_transform().transform(xy)]
-    for patch in ax.patches:
-        if isinstance(patch, Rectangle) and patch.get_visible():
-            b = patch.get_window_extent()
-            pts += [(b.x0, b.y1), (b.x1, b.y1), ((b.x0 + b.x1) / 2, (b.y0 + b.y1) / 2)]
-    for coll in ax.collections:
-        if isinstance(coll, LineCollection):
-            for seg in coll.get_segments():
-                if len(seg):
-                    pts += [tuple(p) for p in coll.get_transform().transform(seg)]
-        elif isinstance(coll, PathCollection):
-            offs = coll.get_offsets()
-            if len(offs):
-                pts += [tuple(p) for p in coll.get_offset_transform().transform(offs)]
-    return [p for p in pts if all(math.isfinite(v) for v in p)]
-
-
 def _overlap(a, b, tol: float = 1.0) -> bool:
     return (min(a.x1, b.x1) - max(a.x0, b.x0) > tol) and (min(a.y1, b.y1) - max(a.y0, b.y0) > tol)
 
@@ -303,7 +271,8 @@ class Reading:
         self.legends = [lg for lg in [ax.get_legend() for ax in fig.axes] + list(fig.legends)
                         if lg is not None and lg.get_visible()]
         self.legend_boxes = [(lg, lg.get_window_extent(renderer)) for lg in self.legends]
-        self.axes = [(ax, ax.get_window_extent(renderer), _data_points(ax)) for ax in fig.axes]
+        self.axes = [(ax, ax.get_window_extent(renderer), style.data_points(ax, data_only=False))
+                     for ax in fig.axes]
         self.images = [(im, im.get_window_extent(renderer)) for ax in fig.axes
                        for im in ax.get_images() if isinstance(im, AxesImage)]
         self.ylabels = [ax.get_ylabel() for ax in fig.axes]
@@ -323,7 +292,7 @@ class Reading:
                 continue
             frame = ax.get_window_extent(renderer)
             if _overlap(box, frame):
-                self.in_axes.append((s, box, _data_points(ax, data_only=True)))
+                self.in_axes.append((s, box, style.data_points(ax)))
         self.at_frame = []
         for ax in fig.axes:
             frame = ax.get_window_extent(renderer)
