@@ -178,6 +178,8 @@ def publish(run_dir: Path, data: Path = DATA) -> list[Path]:
     keep = {k: manifest[k] for k in ("run_id", "command", "status", "started", "finished",
                                      "git_commit", "machine", "runtimes", "calibration")
             if k in manifest}
+    if isinstance(keep.get("command"), list):  # what ran, not where on the machine it lay
+        keep["command"] = [Path(a).name if a.startswith("/") else a for a in keep["command"]]
     json_out = data / f"{run_id}.json"
     json_out.write_text(json.dumps(keep, indent=2) + "\n")
     rows_of.cache_clear()

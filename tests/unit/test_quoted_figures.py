@@ -74,3 +74,22 @@ def test_every_quoted_figure_of_the_readme_and_docs_matches_its_published_run():
     readme = (quoted.paths.ROOT / "README.md").read_text()
     assert len(quoted.MARK.findall(readme)) >= 10, "the README's tables quote marked figures"
     assert n >= len(quoted.MARK.findall(readme))
+
+
+def test_publish_takes_a_complete_clean_run_and_no_machine_path(tmp_path):
+    import json
+
+    run = tmp_path / "r9"
+    run.mkdir()
+    (run / "summary.csv").write_text("point,status\na,ok\n")
+    manifest = {"run_id": "r9", "status": "complete", "git_commit": "abc123",
+                "command": ["/home/u/burstbench/.venv/bin/burstbench", "sweep"]}
+    for bad, needle in ((dict(manifest, status="failed"), "only a complete run"),
+                        (dict(manifest, git_commit="abc123-dirty"), "from a clean commit")):
+        (run / "run.json").write_text(json.dumps(bad))
+        with pytest.raises(quoted.QuoteError, match=needle):
+            quoted.publish(run, tmp_path / "data")
+    (run / "run.json").write_text(json.dumps(manifest))
+    csv_out, json_out = quoted.publish(run, tmp_path / "data")
+    assert csv_out.read_text() == "point,status\na,ok\n"
+    assert json.loads(json_out.read_text())["command"] == ["burstbench", "sweep"]
