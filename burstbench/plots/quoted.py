@@ -10,7 +10,8 @@ the rendered Markdown does not see::
 ``RUN`` is a run id under ``docs/data/``, or a short name the page gives it once with
 ``<!--figrun NAME RUN-->``; ``POINT`` is a point id of that run, ``WHAT`` one of
 
-- a summary column (``latency_ms.p99``), the value alone;
+- a summary column (``latency_ms.p99``), the value alone at three significant figures, a
+  verdict (``sustained.keeps_up``) as yes or no;
 - ``recv`` or ``send``: the rate, median with the min-max over the point's measured bursts
   or 1-s windows, at two significant figures where that spread is wider than 10% of the
   median, else three; ``p99``: a sustained point's p99 in ms, the same way over its windows;
@@ -59,7 +60,7 @@ def rows_of(run: str, data: Path = DATA) -> dict[str, dict]:
         return {r["point"]: r for r in csv.DictReader(fh)}
 
 
-def _value(run: str, point: str, column: str, data: Path) -> float:
+def _raw(run: str, point: str, column: str, data: Path) -> str:
     rows = rows_of(run, data)
     if point not in rows:
         raise QuoteError(f"run {run} has no point {point}")
@@ -69,10 +70,15 @@ def _value(run: str, point: str, column: str, data: Path) -> float:
                          "failed point gives no figure")
     if column not in row:
         raise QuoteError(f"run {run}'s summary has no column {column}")
+    return row[column]
+
+
+def _value(run: str, point: str, column: str, data: Path) -> float:
+    raw = _raw(run, point, column, data)
     try:
-        v = float(row[column])
+        v = float(raw)
     except ValueError:
-        raise QuoteError(f"run {run}, point {point}: {column} is {row[column]!r}, not a "
+        raise QuoteError(f"run {run}, point {point}: {column} is {raw!r}, not a "
                          "number") from None
     if math.isnan(v):
         raise QuoteError(f"run {run}, point {point}: {column} is not a number")
@@ -111,6 +117,9 @@ def render_one(spec: str, data: Path = DATA, runs: dict[str, str] | None = None)
         other, _, column = what.removeprefix("ratio=").partition(":")
         column = column or SPREAD["recv"][0]
         return f"{_value(run, point, column, data) / _value(run, other, column, data):.2f}"
+    raw = _raw(run, point, what, data)
+    if raw in ("True", "False"):  # a verdict (sustained.keeps_up)
+        return "yes" if raw == "True" else "no"
     return sig(_value(run, point, what, data), 3)
 
 

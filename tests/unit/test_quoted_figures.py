@@ -11,7 +11,8 @@ from burstbench.plots import quoted
 def _summary(tmp_path, rows):
     data = tmp_path / "data"
     data.mkdir()
-    cols = ["point", "status", "size", *quoted.SPREAD["recv"], "latency_ms.p99"]
+    cols = ["point", "status", "size", *quoted.SPREAD["recv"], "latency_ms.p99",
+            "sustained.keeps_up"]
     with (data / "r1.csv").open("w", newline="") as fh:
         w = csv.DictWriter(fh, cols)
         w.writeheader()
@@ -22,7 +23,8 @@ def _summary(tmp_path, rows):
 
 ROWS = [
     {"point": "a", "status": "ok", "size": 65536, "throughput.recv_msgs_per_s": 18108.4,
-     "throughput.recv_min": 16020, "throughput.recv_max": 19950, "latency_ms.p99": 3.64},
+     "throughput.recv_min": 16020, "throughput.recv_max": 19950, "latency_ms.p99": 3.64,
+     "sustained.keeps_up": True},
     {"point": "b", "status": "ok", "throughput.recv_msgs_per_s": 12069,
      "throughput.recv_min": 11757, "throughput.recv_max": 12939, "latency_ms.p99": 40.1},
     {"point": "c", "status": "failed", "throughput.recv_msgs_per_s": 99,
@@ -36,6 +38,7 @@ def test_a_spread_wider_than_a_tenth_gives_two_significant_figures(tmp_path):
     assert quoted.render_one("r1 b recv", data) == "12,100 (11,800-12,900)"  # 9.8% wide
     assert quoted.render_one("r1 a latency_ms.p99", data) == "3.64"
     assert quoted.render_one("r1 b ratio=a", data) == "0.67"
+    assert quoted.render_one("r1 a sustained.keeps_up", data) == "yes"
 
 
 def test_a_page_names_a_run_once_and_quotes_bandwidth(tmp_path):
