@@ -16,6 +16,8 @@ the rendered Markdown does not see::
   or 1-s windows, at two significant figures where that spread is wider than 10% of the
   median, else three; ``p99``: a sustained point's p99 in ms, the same way over its windows;
 - ``mib``: the receive rate in MiB/s of bodies (rate x size), with its spread as ``recv``;
+- ``findmax``: the maximum sustainable rate of the find-max search named by POINT
+  (``AXIS/SERIES``, from the run's ``find-max.json``, published beside its summary);
 - ``ratio=OTHER`` (``ratio=OTHER:COLUMN``): POINT's receive rate (or COLUMN) over point
   OTHER's, at two decimals.
 
@@ -106,6 +108,14 @@ def render_one(spec: str, data: Path = DATA, runs: dict[str, str] | None = None)
         raise QuoteError(f"a figure marker takes RUN POINT WHAT: {spec!r}")
     run, point, what = parts
     run = (runs or {}).get(run, run)
+    if what == "findmax":
+        f = data / f"{run}-find-max.json"
+        if not f.exists():
+            raise QuoteError(f"run {run} has no published find-max.json ({f})")
+        verdict = json.loads(f.read_text()).get(point)
+        if not verdict or not verdict.get("max_sustainable_msgs_per_s"):
+            raise QuoteError(f"run {run} has no maximum sustainable rate for {point}")
+        return sig(float(verdict["max_sustainable_msgs_per_s"]), 3)
     if what == "mib":
         size = _value(run, point, "size", data) / 2**20
         med, lo, hi = (_value(run, point, c, data) * size for c in SPREAD["recv"])
@@ -191,5 +201,9 @@ def publish(run_dir: Path, data: Path = DATA) -> list[Path]:
         keep["command"] = [Path(a).name if a.startswith("/") else a for a in keep["command"]]
     json_out = data / f"{run_id}.json"
     json_out.write_text(json.dumps(keep, indent=2) + "\n")
+    out = [csv_out, json_out]
+    if (run_dir / "find-max.json").exists():  # the searches' verdicts: small, and no points'
+        out.append(data / f"{run_id}-find-max.json")
+        shutil.copyfile(run_dir / "find-max.json", out[-1])
     rows_of.cache_clear()
-    return [csv_out, json_out]
+    return out

@@ -49,6 +49,17 @@ def test_a_page_names_a_run_once_and_quotes_bandwidth(tmp_path):
     assert len(diffs) == 1
 
 
+def test_a_find_max_verdict_is_quoted_from_its_search(tmp_path):
+    import json
+
+    data = _summary(tmp_path, ROWS)
+    (data / "r1-find-max.json").write_text(json.dumps(
+        {"find-max/net-stomp": {"max_sustainable_msgs_per_s": 11096.6}}))
+    assert quoted.render_one("r1 find-max/net-stomp findmax", data) == "11,100"
+    with pytest.raises(quoted.QuoteError, match="no maximum sustainable rate"):
+        quoted.render_one("r1 find-max/stomp-py findmax", data)
+
+
 def test_a_figure_that_differs_from_its_source_is_named(tmp_path):
     data = _summary(tmp_path, ROWS)
     text = "x <!--fig r1 a recv-->18,108<!--/fig--> y <!--fig r1 b latency_ms.p99-->40.1<!--/fig-->"
