@@ -645,15 +645,15 @@ def chart_nodelay_remedy(manifest, points, path: Path) -> Path:
     bound = None
     for ax, (series, both) in zip(axes.flat, pairs.items()):
         color = styles[series]["color"]
-        for nd, ls, word in ((False, "-", "Nagle on (as shipped)"),
-                             (True, "--", "TCP_NODELAY at the broker")):
+        for nd, ls, mk, word in ((False, "-", "o", "Nagle on (as shipped)"),
+                                 (True, "--", "s", "TCP_NODELAY at the broker")):
             rows = []
             for p in both[nd]:
                 bound = (p.get("sweep") or {}).get("p99_bound_ms", bound)
                 offered = _offered(p)
                 rows.append((offered, num((p.get("latency_ms") or {}).get("p99"))))
             rows.sort()
-            ax.plot([r[0] for r in rows], [r[1] for r in rows], ls, marker="o", markersize=4,
+            ax.plot([r[0] for r in rows], [r[1] for r in rows], ls, marker=mk, markersize=4,
                     color=color, label=f"p99, {word}")
         _latency_axis(ax, bound)
         ax.set_title(series, fontsize=9)
@@ -665,8 +665,10 @@ def chart_nodelay_remedy(manifest, points, path: Path) -> Path:
     fig.suptitle(title("p99 latency vs offered load: the broker's connectors with Nagle on "
                        "(as shipped) and with TCP_NODELAY", points), fontsize=10)
     words = ("p99, Nagle on (as shipped)", "p99, TCP_NODELAY at the broker")
-    style.legend_beside(fig, [Line2D([], [], color="#555555", linestyle=ls, marker="o",
-                                     markersize=4) for ls in ("-", "--")], list(words))
+    # a marker of its own each: at a legend handle's length a dash alone reads as a line
+    style.legend_beside(fig, [Line2D([], [], color="#555555", linestyle=ls, marker=mk,
+                                     markersize=4) for ls, mk in (("-", "o"), ("--", "s"))],
+                        list(words))
     return finish_chart(fig, axes.flat[0], manifest, points, path, busiest_note(points))
 
 
