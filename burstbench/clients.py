@@ -100,6 +100,32 @@ class Client:
 _JAVA_CLIENT = CLIENTS / "java"
 _LOOPS = ROOT / "perf" / "loops"
 _BRIDGE = ROOT / "akka-bridge"
+# The bridge on each actor runtime: akka-bridge's one source tree, built for Pekko by
+# pekko-bridge/pom.xml (sources filtered at build time, nothing written twice)
+_BRIDGES = (("akka-bridge", "Akka", _BRIDGE), ("pekko-bridge", "Pekko", ROOT / "pekko-bridge"))
+
+
+def _bridge(name: str, runtime: str, module: Path) -> Client:
+    """The bridge on one runtime: a JMS consumer or producer feeding an actor pool."""
+    cp = _java_cp(module)
+    main = ("java", *BRIDGE_JAVA_OPTS, "-cp", cp)
+    return Client(
+        name=name,
+        language=runtime.lower(),
+        aliases=(runtime.lower(),),
+        library=f"{runtime} typed actors + activemq-client",
+        transports={"tcp": "openwire"},
+        default_transport="tcp",
+        producer=(*main, "burstbench.bridge.contract.ContractProducer"),
+        consumer=(*main, "burstbench.bridge.contract.ContractConsumer"),
+        toolchain="java",
+        built=module / "target" / "classes" / "burstbench",
+        ack_modes=frozenset({"auto", "client", "client-individual", "dups-ok"}),
+        notes="JMS consumer or producer feeding an actor pool",
+        timed_bursts=False,
+        loops=((*main, "burstbench.bridge.loops.Send"), (*main, "burstbench.bridge.loops.Recv")),
+    )
+
 
 REGISTRY: tuple[Client, ...] = (
     Client(
@@ -161,37 +187,7 @@ REGISTRY: tuple[Client, ...] = (
             ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.loops.Recv"),
         ),
     ),
-    Client(
-        name="akka-bridge",
-        language="akka",
-        aliases=("akka",),
-        library="Akka typed actors + activemq-client",
-        transports={"tcp": "openwire"},
-        default_transport="tcp",
-        producer=(
-            "java",
-            *BRIDGE_JAVA_OPTS,
-            "-cp",
-            _java_cp(_BRIDGE),
-            "burstbench.bridge.contract.ContractProducer",
-        ),
-        consumer=(
-            "java",
-            *BRIDGE_JAVA_OPTS,
-            "-cp",
-            _java_cp(_BRIDGE),
-            "burstbench.bridge.contract.ContractConsumer",
-        ),
-        toolchain="java",
-        built=_BRIDGE / "target" / "classes" / "burstbench",
-        ack_modes=frozenset({"auto", "client", "client-individual", "dups-ok"}),
-        notes="JMS consumer or producer feeding an actor pool",
-        timed_bursts=False,
-        loops=(
-            ("java", *BRIDGE_JAVA_OPTS, "-cp", _java_cp(_BRIDGE), "burstbench.bridge.loops.Send"),
-            ("java", *BRIDGE_JAVA_OPTS, "-cp", _java_cp(_BRIDGE), "burstbench.bridge.loops.Recv"),
-        ),
-    ),
+    *(_bridge(name, runtime, module) for name, runtime, module in _BRIDGES),
 )
 
 # Tuned entries: the same programs with faster paths than the library's public API, loaded
@@ -257,6 +253,7 @@ REGISTRY += (
 
 # The four languages of the pair matrix, stock (the bridge joins where a test names it).
 LANGUAGE_CLIENTS = ("net-stomp", "stomp-py", "stompjs", "openwire-jms")
+BRIDGES = tuple(name for name, _runtime, _module in _BRIDGES)
 
 
 def _chromium_missing() -> str | None:

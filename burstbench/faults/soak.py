@@ -535,7 +535,8 @@ def doubled_consumers(stats: list[dict]) -> dict[str, dict]:
 
 
 def store_notes(view: dict[str, dict], stats: list[dict]) -> list[str]:
-    """Notes on what keeps a store from being reclaimed (docs/findings-faults.md#soak-store-growth)."""
+    """Notes on what keeps a store from being reclaimed
+    (docs/findings-faults.md#soak-store-growth)."""
     notes = []
     for b, v in view.items():
         for q, c in v["system_queues"].items():

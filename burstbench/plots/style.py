@@ -38,6 +38,7 @@ LANGUAGE_COLORS = {
     "java": "#ff7f0e",
     "browser": "#e377c2",
     "akka": "#9467bd",
+    "pekko": "#17becf",
 }
 # series that are no client and ran no single client: colours no language uses
 NEUTRAL = ("#4d4d4d", "#a6761d", "#8c8c8c", "#6b6b00")

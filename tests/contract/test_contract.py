@@ -26,11 +26,11 @@ pytestmark = pytest.mark.integration
 # stock clients, the browser, the bridge, and every tuned entry: the tuned ones speak the same
 # contract
 TUNED = [c.name for c in clients.tuned_clients()]
-SPECS = [*clients.LANGUAGE_CLIENTS, "stompjs:tcp", *clients.BROWSER_CLIENTS, "akka-bridge",
+SPECS = [*clients.LANGUAGE_CLIENTS, "stompjs:tcp", *clients.BROWSER_CLIENTS, *clients.BRIDGES,
          *TUNED, "stompjs-tuned:tcp"]
 PAIRS = [*clients.LANGUAGE_CLIENTS, *clients.BROWSER_CLIENTS, *TUNED]
 # every consumer, for the tests of what a consumer records: the pairs' and the bridge's
-CONSUMERS = [*PAIRS, "akka-bridge"]
+CONSUMERS = [*PAIRS, *clients.BRIDGES]
 
 
 def _programs(specs, key) -> list[str]:
@@ -486,8 +486,10 @@ def test_four_languages_compete_on_one_queue(shared_broker, tmp_path):
 
 
 @pytest.mark.parametrize("prod_spec, cons_spec", [("net-stomp", "akka-bridge"),
-                                                  ("akka-bridge", "stompjs")],
-                         ids=["perl->actors", "actors->node"])
+                                                  ("akka-bridge", "stompjs"),
+                                                  ("stomp-py", "pekko-bridge"),
+                                                  ("pekko-bridge", "openwire-jms")],
+                         ids=["perl->akka", "akka->node", "python->pekko", "pekko->java"])
 def test_relay_between_actors_and_other_languages(prod_spec, cons_spec, shared_broker,
                                                   tmp_path):
     """A Perl burst flows broker -> actors; an actor burst flows broker -> Node consumers."""

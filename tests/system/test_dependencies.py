@@ -524,7 +524,9 @@ def java_modules() -> dict[str, Path]:
 @functools.cache
 def maven_jars() -> dict[str, dict[str, list[Path]]]:
     """artifactId -> {"main": compile+runtime jars, "test": all} as Maven resolves the poms."""
-    r = _run(["mvn", "-o", "-B", "dependency:list", "-DincludeScope=test",
+    # package first: a module another depends on (broker/protocol) resolves from the reactor,
+    # not from a local repository it was never installed in
+    r = _run(["mvn", "-o", "-B", "package", "-DskipTests", "dependency:list", "-DincludeScope=test",
               "-DoutputAbsoluteArtifactFilename=true"], timeout=300)
     assert r.returncode == 0, "mvn dependency:list failed:\n" + r.stdout[-3000:]
     out: dict[str, dict[str, list[Path]]] = {}
@@ -820,7 +822,7 @@ def test_the_scanners_see_every_language():
     found, _ = executables()
     assert {("openssl",), ("keytool",), ("ip",), ("tc",)} <= set(found)
     langs = {c.language for c in clients.REGISTRY}
-    assert langs <= {"perl", "python", "node", "java", "akka"}, "a language nobody scans"
+    assert langs <= {"perl", "python", "node", "java", "akka", "pekko"}, "a language nobody scans"
 
 
 @needs_debian
