@@ -683,7 +683,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Java workers per JVM (default 10): W Java workers = ceil(W/N) JVMs")
     p.add_argument("--prefetch", type=_int(1), help="work-queue prefetch per worker "
                    "(default 1000)")
-    p.add_argument("--backends", help="activemq and/or akka, comma-separated (default both)")
+    p.add_argument("--backends", help="activemq, akka and/or pekko (the bridge on Apache Pekko), "
+                   "comma-separated (default: activemq,akka)")
     p.set_defaults(func=cmd_pi)
 
     p = sub.add_parser("reqreply", help="blocking request/reply: JmsTemplate temp queue, "
@@ -695,6 +696,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--requests", type=_int(1), help="measured requests per point")
     p.add_argument("--warmup-requests", "--warmup", dest="warmup", type=_int(0), action=_Renamed,
                    metavar="N", help="warm-up requests per point (not measured)")
+    p.add_argument("--runtime", choices=["akka", "pekko"],
+                   help="the actors' runtime for actor-ask, and the bridge every mode runs in: "
+                   "akka (Akka 2.6.20, the default) or pekko (Apache Pekko 1.7.0)")
     p.add_argument("--spring-cf", choices=["single", "caching", "plain"],
                    help="temp-queue: the ConnectionFactory behind JmsTemplate (default plain: "
                    "a connection per request, as JmsTemplate does out of the box; single "

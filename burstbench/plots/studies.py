@@ -22,7 +22,7 @@ from burstbench.plots.pages import render_blocks
 REFERENCES = yaml.safe_load((Path(__file__).parent / "references.yaml").read_text())
 PI_REF = REFERENCES["pi"]
 RR_REF = REFERENCES["reqreply"]
-BACKEND_LABEL = {"activemq": "ActiveMQ", "akka": "Akka"}
+BACKEND_LABEL = {"activemq": "ActiveMQ", "akka": "Akka", "pekko": "Pekko"}
 MODES = ("temp-queue", "reused-queue", "actor-ask")
 
 
@@ -56,7 +56,7 @@ def pi_blocks(doc: dict) -> list[dict]:
     Akka, each cell ``ours (paper)``, as blocks (burstbench/plots/pages.py)."""
     par = doc["parameters"]
     cells = _pi_cells(doc)
-    backends = [b for b in ("activemq", "akka") if b in par["backends"]]
+    backends = [b for b in BACKEND_LABEL if b in par["backends"]]
     head = ["messages"] + [f"{BACKEND_LABEL[b]} W={w}" for b in backends for w in par["workers"]]
     out = [{"type": "heading", "level": 1,
             "text": f"Leibniz Pi: seconds, ours (paper)  [{doc.get('status', '?')}]"},
@@ -110,7 +110,7 @@ def chart_pi(doc: dict, path: Path) -> Path:
              if style.client_of(n)}
     color = {"activemq": style.LANGUAGE_COLORS.get(next(iter(langs)), style.NEUTRAL[0])
              if len(langs) == 1 else style.NEUTRAL[0],
-             "akka": style.LANGUAGE_COLORS["akka"]}
+             "akka": style.LANGUAGE_COLORS["akka"], "pekko": style.LANGUAGE_COLORS["pekko"]}
     for ax, e in zip(axes[0], els):
         for i, w in enumerate(par["workers"]):
             ls, mk = ("-", "--", ":")[i % 3], "osD"[i % 3]
@@ -138,9 +138,11 @@ def chart_pi(doc: dict, path: Path) -> Path:
     handles, labels = axes[0][0].get_legend_handles_labels()
     style.legend_beside(fig, handles, labels)
     langs_text = ", ".join(par["languages"])
-    fig.suptitle(f"Seconds to compute Leibniz Pi over ActiveMQ vs Akka actors; hollow markers: "
-                 f"{PI_REF['short']}'s paper (ActiveMQ 5.8 / Akka 2.0, 2-CPU VM)\n"
-                 f"clients: {langs_text} workers and master; Akka's own actors", fontsize=9)
+    actors = " and ".join(BACKEND_LABEL[b] for b in ("akka", "pekko") if b in par["backends"])
+    fig.suptitle(f"Seconds to compute Leibniz Pi over ActiveMQ vs {actors or 'Akka'} actors; "
+                 f"hollow markers: {PI_REF['short']}'s paper (ActiveMQ 5.8 / Akka 2.0, 2-CPU "
+                 f"VM)\nclients: {langs_text} workers and master; {actors or 'Akka'}'s own "
+                 "actors", fontsize=9)
     return finish_figure(fig, path, _footer(doc))
 
 
@@ -187,9 +189,11 @@ def chart_reqreply(doc: dict, path: Path) -> Path:
     JMS modes in Java's colour (the reused queue darker), Akka ask in Akka's; the paper's
     JmsTemplate figure as crosses on the ops/s panel."""
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(14.5, 4.8))
+    runtime = (doc.get("parameters") or {}).get("runtime") or "akka"  # akka or pekko
+    actors = BACKEND_LABEL[runtime]
     java = style.LANGUAGE_COLORS["java"]
     look = {"temp-queue": (java, "s"), "reused-queue": (style.darker(java), "o"),
-            "actor-ask": (style.LANGUAGE_COLORS["akka"], "^")}
+            "actor-ask": (style.LANGUAGE_COLORS[runtime], "^")}
     for mode in MODES:
         pts = sorted((p for p in doc["points"] if p["mode"] == mode and p["status"] == "ok"),
                      key=lambda p: p["payload"])
@@ -224,9 +228,9 @@ def chart_reqreply(doc: dict, path: Path) -> Path:
     paper = [(h, lab) for h, lab in zip(h2, l2) if lab not in MODES]
     style.legend_beside(fig, h1 + [h for h, _ in paper], l1 + [lab for _, lab in paper])
     fig.suptitle("Blocking request/reply, latency and requests/s: Spring JmsTemplate (temporary "
-                 "queue per request), a reused reply queue, Akka ask\nclients: akka-bridge's "
-                 "ReqReply (Java: spring-jms over activemq-client, OpenWire; Akka ask, no "
-                 "broker)", fontsize=9)
+                 f"queue per request), a reused reply queue, {actors} ask\nclients: "
+                 f"{runtime}-bridge's ReqReply (Java: spring-jms over activemq-client, OpenWire; "
+                 f"{actors} ask, no broker)", fontsize=9)
     return finish_figure(fig, path, _footer(doc))
 
 

@@ -20,6 +20,9 @@ from burstbench.measure import measure, results
 from burstbench.studies.studyfile import StudyFile
 
 BRIDGE = paths.ROOT / "akka-bridge"
+# ReqReply on each actor runtime: the bridge's one source tree (pekko-bridge/pom.xml)
+RUNTIMES = {"akka": (BRIDGE, "Akka 2.6.20"), "pekko": (paths.ROOT / "pekko-bridge",
+                                                       "Apache Pekko 1.7.0")}
 MODES = ("temp-queue", "reused-queue", "actor-ask")
 MAX_PAYLOAD = 1_000_000
 
@@ -41,6 +44,7 @@ class ReqReplyConfig:
     # per request, which is the setup the paper measured; "single" shares one connection.
     spring_cf: str = "plain"
     timeout: float = 30.0  # seconds per request before ReqReply gives up
+    runtime: str = "akka"  # the actors' runtime (actor-ask), and the bridge every mode runs in
 
     def validate(self) -> None:
         bad = [m for m in self.modes if m not in MODES]
@@ -54,6 +58,8 @@ class ReqReplyConfig:
             raise StudyError(f"reqreply: requests must be >= 1: {self.requests}")
         if self.warmup < 0:
             raise StudyError(f"reqreply: warmup must be >= 0: {self.warmup}")
+        if self.runtime not in RUNTIMES:
+            raise StudyError(f"reqreply: runtime is {' or '.join(RUNTIMES)}: {self.runtime!r}")
         if self.spring_cf not in ("single", "caching", "plain"):
             raise StudyError(f"reqreply: spring_cf is single, caching or plain: "
                              f"{self.spring_cf!r}")
@@ -86,7 +92,7 @@ def run_point(sup: Supervisor, broker, cfg: ReqReplyConfig, mode: str, payload: 
     """One mode x payload: ReqReply in its own JVM; returns the point's result."""
     tag = f"{mode}-{payload}"
     rec = records_dir / f"{tag}.txt"
-    argv = ["java", *clients.JAVA_OPTS, "-cp", clients._java_cp(BRIDGE),
+    argv = ["java", *clients.JAVA_OPTS, "-cp", clients._java_cp(RUNTIMES[cfg.runtime][0]),
             "burstbench.bridge.reqreply.ReqReply", "--mode", mode, "--payload", str(payload),
             "--requests", str(cfg.requests), "--warmup", str(cfg.warmup),
             "--records", str(rec), "--timeout", f"{cfg.timeout:g}"]
@@ -159,14 +165,15 @@ def run_study(run: results.Run, cfg: ReqReplyConfig, progress=None) -> dict:
 
     cfg.validate()
     say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
-    paths.require_built("akka-bridge", BRIDGE / "target" / "classes" / "burstbench")
+    bridge, runtime = RUNTIMES[cfg.runtime]
+    paths.require_built(bridge.name, bridge / "target" / "classes" / "burstbench")
     out = run.dir / "reqreply"
     records_dir = out / "records"
     records_dir.mkdir(parents=True, exist_ok=True)
     study = StudyFile.begin(run, "reqreply",
                             {"modes": cfg.modes, "payloads": cfg.payloads,
                              "requests": cfg.requests, "warmup": cfg.warmup,
-                             "spring_cf": cfg.spring_cf}, say)
+                             "spring_cf": cfg.spring_cf, "runtime": cfg.runtime}, say)
     doc = study.doc
 
     with Supervisor(out / "logs") as sup:
@@ -177,7 +184,7 @@ def run_study(run: results.Run, cfg: ReqReplyConfig, progress=None) -> dict:
         doc["versions"] = {
             "broker": {"name": "ActiveMQ Classic",
                        "version": broker.version if broker else brokers.ACTIVEMQ_VERSION},
-            "bridge": "akka-bridge ReqReply: Akka 2.6.20, spring-jms 6.1, activemq-client 6.1.7",
+            "bridge": f"{bridge.name} ReqReply: {runtime}, spring-jms 6.1, activemq-client 6.1.7",
             "runtimes": results.runtimes(),
         }
         with study.measuring():
@@ -207,7 +214,7 @@ def config_from_args(args) -> ReqReplyConfig:
         except ValueError:
             raise StudyError(f"--payloads: expected integers, comma-separated: "
                              f"{args.payloads!r}") from None
-    for key in ("requests", "warmup", "spring_cf"):
+    for key in ("requests", "warmup", "spring_cf", "runtime"):
         v = getattr(args, key)
         if v is not None:
             setattr(cfg, key, v)

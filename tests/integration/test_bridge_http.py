@@ -1,5 +1,6 @@
-"""The Akka HTTP bridge, as a real process on a loopback port: 1,000 generated bad requests
-get 4xx answers and the bridge still serves afterwards."""
+"""The HTTP bridge, as a real process on a loopback port, on Akka and on Apache Pekko (the
+same sources, pekko-bridge/pom.xml): 1,000 generated bad requests get 4xx answers and the
+bridge still serves afterwards; bursts go through a real broker."""
 
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ from burstbench import clients
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def bridge(tmp_path):
-    client_or_skip("akka-bridge")
+@pytest.fixture(params=clients.BRIDGES)
+def bridge(request, tmp_path):
+    client_or_skip(request.param)
     argv = ["java", *clients.JAVA_OPTS, "-Dburstbench.bridge.port=0",
             "-Dburstbench.bridge.limits.max-body-bytes=65536", "-cp",
-            clients._java_cp(clients.ROOT / "akka-bridge"), "burstbench.bridge.http.App"]
+            clients._java_cp(clients.ROOT / request.param), "burstbench.bridge.http.App"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         ready = json.loads(proc.stdout.readline())
@@ -100,17 +101,18 @@ def test_a_thousand_bad_requests_get_4xx_and_the_bridge_keeps_serving(bridge):
     good.close()
 
 
-def test_bursts_through_the_broker_route(tmp_path, sup):
+@pytest.mark.parametrize("module", clients.BRIDGES)
+def test_bursts_through_the_broker_route(tmp_path, sup, module):
     """POST /bursts with route broker: JMS producer -> a real queue -> consumers -> collector."""
     from conftest import need_broker_built
 
     from burstbench.infra import brokers
 
     need_broker_built()
-    client_or_skip("akka-bridge")
+    client_or_skip(module)
     b = brokers.start(sup, brokers.BrokerSpec(name="bridge"), tmp_path)
     argv = ["java", *clients.JAVA_OPTS, "-Dburstbench.bridge.port=0", "-cp",
-            clients._java_cp(clients.ROOT / "akka-bridge"), "burstbench.bridge.http.App"]
+            clients._java_cp(clients.ROOT / module), "burstbench.bridge.http.App"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         url = json.loads(proc.stdout.readline())["url"]

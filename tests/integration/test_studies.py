@@ -74,6 +74,7 @@ BAD_ARGS = [
     ["reqreply", "--payloads", "1,x"],
     ["reqreply", "--requests", "0"],
     ["reqreply", "--spring-cf", "bogus"],
+    ["reqreply", "--runtime", "erlang"],
     ["pi", "--bogus"],
 ]
 
@@ -120,13 +121,17 @@ def test_pi_over_the_broker_mixed_languages_equals_the_exact_sum(tmp_path):
 
 
 @pytest.mark.integration
-def test_pi_over_actors_equals_the_exact_sum(tmp_path):
+@pytest.mark.parametrize("backend, elements", [("akka", [10, 1000]), ("pekko", [10])])
+def test_pi_over_actors_equals_the_exact_sum(tmp_path, backend, elements):
+    """The same PiActors on Akka 2.6 and on Apache Pekko: every sum exact."""
     _bridge_or_skip()
-    cfg = pi.PiConfig(workers=[1, 3], messages=[7, 100], elements=[10, 1000],
-                      backends=["akka"])
+    cfg = pi.PiConfig(workers=[1, 3], messages=[7, 100], elements=elements,
+                      backends=[backend])
     doc = pi.run_study(_run(tmp_path, "pi"), cfg, progress=lambda m: None)
     assert doc["status"] == "ok", [p["errors"] for p in doc["points"]]
-    assert len(doc["points"]) == 8
+    assert len(doc["points"]) == 4 * len(elements)
+    assert {p["backend"] for p in doc["points"]} == {backend}
+    assert backend in doc["versions"]
     for p in doc["points"]:
         assert p["error"] <= pi.TOLERANCE
         assert p["pi"] == pytest.approx(pi.ExactSums()(p["messages"] * p["elements"]),
@@ -134,10 +139,11 @@ def test_pi_over_actors_equals_the_exact_sum(tmp_path):
 
 
 @pytest.mark.integration
-def test_one_request_reply_point_per_mode(tmp_path):
+@pytest.mark.parametrize("runtime", ["akka", "pekko"])
+def test_one_request_reply_point_per_mode(tmp_path, runtime):
     need_broker_built()
     _bridge_or_skip()
-    cfg = reqreply.ReqReplyConfig(payloads=[100], requests=40, warmup=10)
+    cfg = reqreply.ReqReplyConfig(payloads=[100], requests=40, warmup=10, runtime=runtime)
     run = _run(tmp_path, "reqreply")
     doc = reqreply.run_study(run, cfg, progress=lambda m: None)
     assert doc["status"] == "ok", [p["errors"] for p in doc["points"]]
@@ -150,5 +156,6 @@ def test_one_request_reply_point_per_mode(tmp_path):
         lat = p["latency_ms"]
         assert 0 < lat["p50"] <= lat["p99"] <= lat["p99_9"] <= lat["max"]
     assert doc["summary"]["small_payload"] == 100
+    assert doc["versions"]["bridge"].startswith(f"{runtime}-bridge ReqReply")
     for f in ("reqreply.json", "reqreply.md", "charts/reqreply.png"):
         assert (run.dir / f).exists(), f

@@ -63,7 +63,8 @@ def _copy_with_stamps(d: Path) -> None:
               "clients/node/package-lock.json"):
         (d / f).parent.mkdir(parents=True, exist_ok=True)
         (d / f).write_text("")
-    for sub in ("clients/java", "akka-bridge", "clients/node/node_modules", "broker/target/lib",
+    for sub in ("clients/java", "akka-bridge", "pekko-bridge", "clients/node/node_modules",
+                "broker/target/lib",
                 ".venv/bin", ".setup"):
         (d / sub).mkdir(parents=True, exist_ok=True)
     empty = hashlib.sha256(b"").hexdigest()[:16]

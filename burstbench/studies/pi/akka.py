@@ -1,21 +1,23 @@
-"""The Pi study over actors: akka-bridge's PiActors program, one JVM per point."""
+"""The Pi study over actors: the bridge's PiActors program on Akka or Pekko, one JVM per point."""
 
 from __future__ import annotations
 
 from burstbench import clients
 from burstbench.infra.procs import Supervisor
-from burstbench.studies.pi.config import BRIDGE, TOLERANCE
+from burstbench.studies.pi.config import ACTORS, TOLERANCE
 from burstbench.studies.pi.point import PointError, _wait_for
 
 
-def run_akka_point(sup: Supervisor, w: int, m: int, e: int, exact: float, tag: str) -> dict:
-    """One actors point: PiActors in its own JVM (start-up outside its timing)."""
-    doc: dict = {"backend": "akka", "workers": w, "messages": m, "elements": e,
+def run_akka_point(sup: Supervisor, w: int, m: int, e: int, exact: float, tag: str,
+                   backend: str = "akka") -> dict:
+    """One actors point: PiActors in its own JVM (start-up outside its timing), on the
+    runtime ``backend`` names (akka or pekko)."""
+    doc: dict = {"backend": backend, "workers": w, "messages": m, "elements": e,
                  "status": "failed", "errors": []}
-    argv = ["java", *clients.JAVA_OPTS, "-cp", clients._java_cp(BRIDGE),
+    argv = ["java", *clients.JAVA_OPTS, "-cp", clients._java_cp(ACTORS[backend]),
             "burstbench.bridge.pi.PiActors", "--workers", str(w), "--messages", str(m),
             "--elements", str(e)]
-    child = sup.start(f"{tag}-akka", argv, role="pi-actors")
+    child = sup.start(f"{tag}-{backend}", argv, role="pi-actors")
     result: dict = {}
 
     def finished(c, ev, _got):

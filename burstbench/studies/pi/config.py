@@ -10,6 +10,8 @@ from burstbench import clients, paths, profiles
 TOLERANCE = 1e-9
 LANGUAGES = ("net-stomp", "stomp-py", "stompjs", "openwire-jms")  # clients with a pi-worker
 BRIDGE = paths.ROOT / "akka-bridge"
+# the actor backends: the bridge's one source tree on each runtime (pekko-bridge/pom.xml)
+ACTORS = {"akka": BRIDGE, "pekko": paths.ROOT / "pekko-bridge"}
 
 
 class StudyError(ValueError):
@@ -48,9 +50,10 @@ class PiConfig:
             raise StudyError(f"pi: java threads must be >= 1: {self.java_threads}")
         if self.prefetch < 1:
             raise StudyError(f"pi: prefetch must be >= 1: {self.prefetch}")
-        bad = set(self.backends) - {"activemq", "akka"}
+        bad = set(self.backends) - {"activemq", *ACTORS}
         if bad or not self.backends:
-            raise StudyError(f"pi: backends are activemq and/or akka, got {self.backends!r}")
+            raise StudyError(f"pi: backends are activemq, {', '.join(ACTORS)}, got "
+                             f"{self.backends!r}")
 
     @classmethod
     def from_profile(cls, profile: str) -> PiConfig:

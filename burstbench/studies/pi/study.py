@@ -12,16 +12,19 @@ from burstbench.infra.procs import Supervisor
 from burstbench.measure import results
 from burstbench.studies.pi.activemq import missing_toolchains, run_broker_point
 from burstbench.studies.pi.akka import run_akka_point
-from burstbench.studies.pi.config import BRIDGE, TOLERANCE, PiConfig, StudyError, config_from_args
+from burstbench.studies.pi.config import ACTORS, TOLERANCE, PiConfig, StudyError, config_from_args
 from burstbench.studies.pi.maths import ExactSums
 from burstbench.studies.studyfile import StudyFile
+
+RUNTIMES = {"akka": "Akka 2.6.20 (akka-bridge PiActors)",
+            "pekko": "Apache Pekko 1.7.0 (pekko-bridge PiActors)"}
 
 
 def versions(broker_version: str, cfg: PiConfig) -> dict:
     return {
         "broker": {"name": "ActiveMQ Classic", "version": broker_version},
         "clients": {n: clients.version(n) for n in cfg.languages},
-        "akka": "Akka 2.6.20 (akka-bridge PiActors)",
+        **{b: RUNTIMES[b] for b in ACTORS if b in cfg.backends},
         "runtimes": results.runtimes(),
     }
 
@@ -40,8 +43,8 @@ def run_study(run: results.Run, cfg: PiConfig, progress=None) -> dict:
         why = missing_toolchains(cfg.languages)
         if why:
             raise StudyError("; ".join(why))
-    if "akka" in cfg.backends:
-        paths.require_built("akka-bridge", BRIDGE / "target" / "classes" / "burstbench")
+    for b in (b for b in ACTORS if b in cfg.backends):
+        paths.require_built(ACTORS[b].name, ACTORS[b] / "target" / "classes" / "burstbench")
     out = run.dir / "pi"
     out.mkdir(parents=True, exist_ok=True)
     exact = ExactSums()
@@ -77,7 +80,7 @@ def run_study(run: results.Run, cfg: PiConfig, progress=None) -> dict:
                         pt = run_broker_point(sup, broker, cfg, w, m, e, ex,
                                               lambda msg, t=tag: say(f"  [{t}] {msg}"), tag)
                     else:
-                        pt = run_akka_point(sup, w, m, e, ex, tag)
+                        pt = run_akka_point(sup, w, m, e, ex, tag, backend)
                     pt["paper_seconds"] = studies.paper_pi(backend, e, w, m)
                     study.add(pt)
                     figure = (f"{pt['seconds']:.3f} s" if "seconds" in pt else "no figure")
