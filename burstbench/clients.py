@@ -103,6 +103,8 @@ _BRIDGE = ROOT / "akka-bridge"
 # The bridge on each actor runtime: akka-bridge's one source tree, built for Pekko by
 # pekko-bridge/pom.xml (sources filtered at build time, nothing written twice)
 _BRIDGES = (("akka-bridge", "Akka", _BRIDGE), ("pekko-bridge", "Pekko", ROOT / "pekko-bridge"))
+# runtime -> the bridge's module, for the studies that run its programs (Pi, request/reply)
+BRIDGE_MODULES = {runtime.lower(): module for _name, runtime, module in _BRIDGES}
 
 
 def _bridge(name: str, runtime: str, module: Path) -> Client:

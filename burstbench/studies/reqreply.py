@@ -21,8 +21,8 @@ from burstbench.studies.studyfile import StudyFile
 
 BRIDGE = paths.ROOT / "akka-bridge"
 # ReqReply on each actor runtime: the bridge's one source tree (pekko-bridge/pom.xml)
-RUNTIMES = {"akka": (BRIDGE, "Akka 2.6.20"), "pekko": (paths.ROOT / "pekko-bridge",
-                                                       "Apache Pekko 1.7.0")}
+RUNTIMES = {rt: (module, {"akka": "Akka 2.6.20", "pekko": "Apache Pekko 1.7.0"}[rt])
+            for rt, module in clients.BRIDGE_MODULES.items()}
 MODES = ("temp-queue", "reused-queue", "actor-ask")
 MAX_PAYLOAD = 1_000_000
 

@@ -11,7 +11,7 @@ TOLERANCE = 1e-9
 LANGUAGES = ("net-stomp", "stomp-py", "stompjs", "openwire-jms")  # clients with a pi-worker
 BRIDGE = paths.ROOT / "akka-bridge"
 # the actor backends: the bridge's one source tree on each runtime (pekko-bridge/pom.xml)
-ACTORS = {"akka": BRIDGE, "pekko": paths.ROOT / "pekko-bridge"}
+ACTORS = clients.BRIDGE_MODULES
 
 
 class StudyError(ValueError):
