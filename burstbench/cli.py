@@ -490,6 +490,40 @@ def cmd_chaos(args) -> int:
     return command.main(args)
 
 
+def cmd_bridge(args) -> int:
+    """``./bench bridge``: the bridge's HTTP API in the foreground on the runtime asked for;
+    the JVM takes this process's place, so Ctrl-C (or SIGTERM) reaches it directly and it
+    shuts down as akka-bridge/README.md says."""
+    import os
+
+    from burstbench import paths
+
+    if args.port > 65535:
+        raise ValueError(f"--port: must be 0..65535: {args.port}")
+    module = clients.BRIDGE_MODULES[args.runtime]
+    paths.require_built(module.name, module / "target" / "classes" / "burstbench")
+    settings = {"host": args.host, "port": args.port}
+    if args.broker_url:
+        settings["broker_url"] = args.broker_url
+    for item in args.set or ():
+        key, eq, value = item.partition("=")
+        if not eq or not key or any(c.isspace() for c in key):
+            raise ValueError(f"--set: expected KEY=VALUE (a key of the bridge's configuration, "
+                             f"e.g. limits.max-body-bytes=65536): {item!r}")
+        settings[key] = value
+    argv = clients.bridge_http(args.runtime, **settings)
+    print(f"bench bridge: {module.name} on {args.host}:{args.port or 'any free port'}",
+          file=sys.stderr, flush=True)
+    os.execvp(argv[0], argv)
+    return 1  # not reached
+
+
+def cmd_runtimes(args) -> int:
+    from burstbench.studies import runtimes
+
+    return runtimes.main(args)
+
+
 def cmd_pi(args) -> int:
     from burstbench.studies import pi
 
@@ -669,6 +703,21 @@ def build_parser() -> argparse.ArgumentParser:
                    "files of N MB instead of ActiveMQ's 32 (a kept file shows sooner)")
     p.set_defaults(func=cmd_chaos)
 
+    p = sub.add_parser("bridge", help="serve the bridge's HTTP API (POST /bursts, /messages, "
+                       "/pi; akka-bridge/README.md) on Akka or Pekko until Ctrl-C")
+    p.add_argument("--runtime", choices=sorted(clients.BRIDGE_MODULES), default="akka",
+                   help="akka (Akka 2.6.20, the default) or pekko (Apache Pekko 1.7.0): the "
+                   "same sources built for each")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=_int(0), default=8411, help="port (default 8411; 0 = any "
+                   "free port, printed in the ready line)")
+    p.add_argument("--broker-url", metavar="URL", help="the broker route broker and "
+                   "?relay= use when a request names none, e.g. tcp://127.0.0.1:61616")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="any other key of the "
+                   "bridge's configuration (akka-bridge/README.md), e.g. --set "
+                   "ask-timeout=30s --set limits.max-workers=16; repeatable")
+    p.set_defaults(func=cmd_bridge)
+
     p = sub.add_parser("pi", help="Leibniz Pi: competing workers over the broker vs actors "
                        "(the Pi paper's grid; tables and charts/pi.png)")
     p.add_argument("--profile", default="quick",
@@ -705,6 +754,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "shares one connection)")
     p.set_defaults(func=cmd_reqreply)
 
+    p = sub.add_parser("runtimes", help="the bridge on Akka and on Apache Pekko side by side: "
+                       "bursts through actors, the Pi actor rows, ask (docs/runtimes.md)")
+    p.add_argument("--profile", default="runtimes",
+                   help="what to measure, from profiles/<name>.yaml studies.runtimes")
+    p.add_argument("--rounds", type=_int(1), help="rounds, the runtimes alternating (default "
+                   "the profile's)")
+    p.set_defaults(func=cmd_runtimes)
+
     p = sub.add_parser("plot", help="re-render a run's charts and report from its result files "
                        "(a footer says 'drawn at COMMIT' when the code is not the run's, "
                        "'-dirty' and a warning when the work tree has uncommitted changes)")
@@ -731,7 +788,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "per core, at most 4)")
     p.set_defaults(func=cmd_doctor)
     for name, p in sub.choices.items():
-        if name != "doctor":  # every command that writes or reads runs
+        if name not in ("doctor", "bridge"):  # every command that writes or reads runs
             p.add_argument("--output", "--results", dest="results", metavar="DIR",
                            help="where runs are written and read (default: results/ in the "
                            "repository, or the environment's BURSTBENCH_RESULTS)")

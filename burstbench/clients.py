@@ -129,6 +129,16 @@ def _bridge(name: str, runtime: str, module: Path) -> Client:
     )
 
 
+def bridge_http(runtime: str, **settings) -> list[str]:
+    """The bridge's HTTP server (``burstbench.bridge.http.App``: POST /bursts, /messages, /pi)
+    on ``runtime`` (akka or pekko); ``settings`` are keys of its ``burstbench.bridge``
+    configuration (akka-bridge/README.md), given as system properties: ``port=0``,
+    ``broker_url="tcp://..."``, ``**{"limits.max-body-bytes": 65536}``."""
+    props = [f"-Dburstbench.bridge.{k.replace('_', '-')}={v}" for k, v in settings.items()]
+    return ["java", *BRIDGE_JAVA_OPTS, *props, "-cp", _java_cp(BRIDGE_MODULES[runtime]),
+            "burstbench.bridge.http.App"]
+
+
 REGISTRY: tuple[Client, ...] = (
     Client(
         name="net-stomp",

@@ -320,7 +320,7 @@ def _offer_fraction(run: results.Run, point: Point) -> None:
 # -- studies: the Pi and request/reply studies (burstbench/studies/pi/,
 # burstbench/studies/reqreply.py) --------
 
-STUDIES = ("pi", "reqreply")
+STUDIES = ("pi", "reqreply", "runtimes")
 
 
 def split_studies(names: list[str] | None,
@@ -344,9 +344,10 @@ def run_studies(run: results.Run, profile_name: str, names: list[str], resume: b
     """
     import json
 
-    from burstbench.studies import pi, reqreply
+    from burstbench.studies import pi, reqreply, runtimes
 
-    modules = {"pi": (pi, pi.PiConfig), "reqreply": (reqreply, reqreply.ReqReplyConfig)}
+    modules = {"pi": (pi, pi.PiConfig), "reqreply": (reqreply, reqreply.ReqReplyConfig),
+               "runtimes": (runtimes, runtimes.RuntimesConfig)}
     failed = 0
     for name in names:
         if external:

@@ -401,7 +401,7 @@ def load_point(path: Path) -> dict:
     return doc
 
 
-STUDY_FILES = ("pi", "reqreply", "chaos")  # the documents the report shows
+STUDY_FILES = ("pi", "reqreply", "runtimes", "chaos")  # the documents the report shows
 
 
 @dataclass

@@ -19,7 +19,12 @@ the rendered Markdown does not see::
 - ``findmax``: the maximum sustainable rate of the find-max search named by POINT
   (``AXIS/SERIES``, from the run's ``find-max.json``, published beside its summary);
 - ``ratio=OTHER`` (``ratio=OTHER:COLUMN``): POINT's receive rate (or COLUMN) over point
-  OTHER's, at two decimals.
+  OTHER's, at two decimals;
+- for a row of the runtimes study (POINT ``runtimes:KEY``, KEY its summary key joined by
+  ``/``: ``bursts/6``, ``pi/1/1000/1000``, ``ask/1``; from the run's ``runtimes.json``
+  summary, published beside it): ``akka`` or ``pekko``, the median with min-max over the
+  rounds as ``recv``; ``akka-p50`` or ``pekko-p50``, ask's round-trip p50 the same way;
+  ``ratio``, Pekko's median over Akka's at two decimals.
 
 ``./bench docs render`` rewrites every marked figure from its source; ``./bench docs check``
 (and ``tests/unit/test_quoted_figures.py``) fails on any figure that differs from it, on a
@@ -108,6 +113,8 @@ def render_one(spec: str, data: Path = DATA, runs: dict[str, str] | None = None)
         raise QuoteError(f"a figure marker takes RUN POINT WHAT: {spec!r}")
     run, point, what = parts
     run = (runs or {}).get(run, run)
+    if point.startswith("runtimes:"):
+        return _runtimes(run, point.removeprefix("runtimes:"), what, data)
     if what == "findmax":
         f = data / f"{run}-find-max.json"
         if not f.exists():
@@ -131,6 +138,28 @@ def render_one(spec: str, data: Path = DATA, runs: dict[str, str] | None = None)
     if raw in ("True", "False"):  # a verdict (sustained.keeps_up)
         return "yes" if raw == "True" else "no"
     return sig(_value(run, point, what, data), 3)
+
+
+def _runtimes(run: str, key: str, what: str, data: Path) -> str:
+    f = data / f"{run}-runtimes.json"
+    if not f.exists():
+        raise QuoteError(f"run {run} has no published runtimes study ({f})")
+    rows = {"/".join(map(str, r["key"])): r for r in json.loads(f.read_text())["summary"]}
+    row = rows.get(key)
+    if row is None:
+        raise QuoteError(f"run {run}'s runtimes study has no row {key} (has: "
+                         f"{', '.join(rows)})")
+    if row["status"] != "ok":
+        raise QuoteError(f"run {run}'s runtimes row {key} failed: a failed row gives no figure")
+    if what == "ratio":
+        return f"{row['pekko_over_akka']:.2f}"
+    runtime, _, p50 = what.partition("-")
+    table = {"": row.get("values"), "p50": row.get("p50_us")}.get(p50) or {}
+    s = table.get(runtime)
+    if not s:
+        raise QuoteError(f"runtimes row {key}: no figure {what!r} (akka, pekko, akka-p50, "
+                         "pekko-p50, ratio)")
+    return with_spread(s["median"], s["min"], s["max"])
 
 
 @dataclass
@@ -205,5 +234,12 @@ def publish(run_dir: Path, data: Path = DATA) -> list[Path]:
     if (run_dir / "find-max.json").exists():  # the searches' verdicts: small, and no points'
         out.append(data / f"{run_id}-find-max.json")
         shutil.copyfile(run_dir / "find-max.json", out[-1])
+    if (run_dir / "runtimes.json").exists():  # the study's rows, not its samples
+        study = json.loads((run_dir / "runtimes.json").read_text())
+        if study.get("status") != "ok":
+            raise QuoteError(f"run {run_id}'s runtimes study is {study.get('status')!r}")
+        out.append(data / f"{run_id}-runtimes.json")
+        out[-1].write_text(json.dumps({k: study[k] for k in (
+            "parameters", "versions", "order", "summary") if k in study}, indent=2) + "\n")
     rows_of.cache_clear()
     return out

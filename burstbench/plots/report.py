@@ -54,6 +54,9 @@ def _studies(run: results.RunFiles) -> list[dict]:
     if "reqreply" in run.studies:
         out.append({"title": "Request/reply study",
                     "blocks": studies.reqreply_blocks(run.studies["reqreply"])})
+    if "runtimes" in run.studies:
+        out.append({"title": "Akka and Pekko",
+                    "blocks": studies.runtimes_blocks(run.studies["runtimes"])})
     if "chaos" in run.studies:
         out.append({"title": "Reliability under faults",
                     "blocks": chaos_blocks(run.studies["chaos"])})

@@ -239,7 +239,8 @@ def render_studies(run) -> list[Path]:
     ``burstbench.measure.results.RunFiles``)."""
     written = []
     for name, tables, chart in (("pi", pi_tables, chart_pi),
-                                ("reqreply", reqreply_table, chart_reqreply)):
+                                ("reqreply", reqreply_table, chart_reqreply),
+                                ("runtimes", runtimes_table, chart_runtimes)):
         doc = run.studies.get(name)
         if doc is None:
             continue
@@ -248,3 +249,129 @@ def render_studies(run) -> list[Path]:
         (run.dir / f"{name}.html").write_text(h)
         written.append(chart(doc, run.dir / "charts" / f"{name}.png"))
     return written
+
+
+# -- Akka vs Pekko ---------------------------------------------------------------------------
+
+RUNTIMES = ("akka", "pekko")
+
+
+def _mm(s: dict | None) -> str:
+    """``median (min-max)`` at three significant figures."""
+    from burstbench.plots.quoted import sig
+
+    if not s or s.get("median") is None:
+        return "-"
+    return f"{sig(s['median'], 3)} ({sig(s['min'], 3)}-{sig(s['max'], 3)})"
+
+
+def _what(key: list) -> tuple[str, str]:
+    """(the row's label, its unit) for a summary key of burstbench/studies/runtimes.py."""
+    if key[0] == "bursts":
+        return f"bursts through actors, {key[1]:,} B", "msg/s"
+    if key[0] == "pi":
+        return f"Pi W={key[1]} M={key[2]:,} E={key[3]:,}", "s, lower is better"
+    return f"ask, {key[1]:,} B", "requests/s"
+
+
+def runtimes_rows(doc: dict) -> list[list[str]]:
+    """The side-by-side table: the broker axis's bridge pairs (when the run has them), then
+    the study's rows; every cell a median (min-max)."""
+    rows = []
+    pairs = {(p["series"], p["size"]): p for p in doc.get("broker_pairs") or []}
+    for size in sorted({s for _, s in pairs}):
+        got = [pairs.get((rt, size)) for rt in RUNTIMES]
+        cells = [_mm(p["recv"]) if p and p["status"] == "ok" else "failed" for p in got]
+        ok = all(p and p["status"] == "ok" for p in got)
+        ratio = f"{got[1]['recv']['median'] / got[0]['recv']['median']:.2f}" if ok else "-"
+        rows.append([f"bursts through actors and the broker (bridge pair), {size:,} B",
+                     "msg/s", *cells, ratio])
+    for row in doc.get("summary") or []:
+        label, unit = _what(row["key"])
+        if row["status"] != "ok":
+            rows.append([label, unit, "failed", "failed", "-"])
+            continue
+        v = row["values"]
+        rows.append([label, unit, *(_mm(v.get(rt)) for rt in RUNTIMES),
+                     f"{row['pekko_over_akka']:.2f}" if "pekko_over_akka" in row else "-"])
+        if "p50_us" in row:
+            p50 = row["p50_us"]
+            rows.append([f"ask, {row['key'][1]:,} B, round trip p50", "us, lower is better",
+                         *(_mm(p50.get(rt)) for rt in RUNTIMES),
+                         f"{p50['pekko']['median'] / p50['akka']['median']:.2f}"])
+    return rows
+
+
+def runtimes_blocks(doc: dict) -> list[dict]:
+    par = doc["parameters"]
+    v = doc.get("versions") or {}
+    return [
+        {"type": "heading", "level": 2, "text": "The bridge on Akka and on Apache Pekko"},
+        {"type": "para", "text": f"{v.get('akka', 'Akka')} beside {v.get('pekko', 'Pekko')}: "
+         f"the same sources, {par['rounds']} rounds with the runtimes' order swapped each "
+         "round; every cell is the median (min-max) over the rounds (the bridge pair's over "
+         "its measured bursts). Pekko / Akka is the ratio of the medians."},
+        {"type": "table", "head": ["what", "unit", "Akka", "Pekko", "Pekko / Akka"],
+         "rows": runtimes_rows(doc)},
+    ]
+
+
+def runtimes_table(doc: dict) -> tuple[str, str]:
+    return _md_html(runtimes_blocks(doc))
+
+
+def chart_runtimes(doc: dict, path: Path) -> Path:
+    """Three panels of grouped bars, Akka beside Pekko, each bar its median with a min-max
+    whisker: bursts (through actors; through actors and the broker), the Pi rows' seconds,
+    ask's requests/s."""
+    import numpy as np
+
+    panels: list[tuple[str, str, list[tuple[str, dict]]]] = [
+        ("broker", "messages/s", []), ("bursts", "messages/s", []),
+        ("pi", "seconds (lower is better)", []), ("ask", "requests/s", [])]
+    by_kind = {k: items for k, _, items in panels}
+    pairs = {(p["series"], p["size"]): p for p in doc.get("broker_pairs") or []}
+    for size in sorted({s for _, s in pairs}):
+        by_kind["broker"].append((f"{size:,} B", {
+            rt: pairs[(rt, size)]["recv"] if pairs.get((rt, size), {}).get("status") == "ok"
+            else None for rt in RUNTIMES}))
+    for row in doc.get("summary") or []:
+        key = row["key"]
+        label = {"bursts": lambda: f"{key[1]:,} B",
+                 "pi": lambda: f"W={key[1]}\nM={key[2]:,}\nE={key[3]:,}",
+                 "ask": lambda: f"{key[1]:,} B"}[key[0]]()
+        vals = row.get("values") or {}
+        by_kind[key[0]].append((label, {rt: vals.get(rt) for rt in RUNTIMES}))
+    panels = [p for p in panels if p[2]]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 2.4, 5.2),
+                             squeeze=False)
+    axes = axes[0]
+    titles = {"broker": "bursts through actors and the broker\n(the bridge as producer and "
+                        "consumer)",
+              "bursts": "bursts through actors only\n(POST /bursts, route actors)",
+              "pi": "Leibniz Pi over actors\n(PiActors)", "ask": "request/reply through ask\n"
+                                                               "(one request at a time)"}
+    for ax, (kind, ylabel, items) in zip(axes, panels):
+        xs = np.arange(len(items))
+        for i, rt in enumerate(RUNTIMES):
+            med = [v[rt]["median"] if v.get(rt) else np.nan for _, v in items]
+            lo = [m - v[rt]["min"] if v.get(rt) else 0 for m, (_, v) in zip(med, items)]
+            hi = [v[rt]["max"] - m if v.get(rt) else 0 for m, (_, v) in zip(med, items)]
+            ax.bar(xs + (i - 0.5) * 0.38, med, width=0.36, yerr=[lo, hi], capsize=3,
+                   color=style.LANGUAGE_COLORS[rt], label=BACKEND_LABEL[rt])
+        ax.set_xticks(xs, [label for label, _ in items], fontsize=8)
+        ax.set_ylabel(ylabel)
+        ax.set_title(titles[kind], fontsize=9.5)
+        ax.grid(True, axis="y", alpha=0.25)
+    handles, labels = axes[0].get_legend_handles_labels()
+    style.legend_beside(fig, handles, labels)
+    v = doc.get("versions") or {}
+    fig.suptitle(f"The bridge on {v.get('akka', 'Akka')} and on {v.get('pekko', 'Pekko')}, "
+                 f"one run, {doc['parameters']['rounds']} rounds alternating\nbars: median; "
+                 "whiskers: min-max over the rounds (via broker: over the bridge pair's "
+                 "measured bursts)", fontsize=9)
+    m = doc.get("machine", {})
+    footer = (f"{m.get('cpu', '?')} | {m.get('cores', '?')} cores | "
+              f"{(doc.get('started') or '')[:10]} | commit {doc.get('git_commit', '?')} | "
+              f"run {doc.get('run_id')}{style.drawn_at(doc.get('git_commit'))}")
+    return finish_figure(fig, path, footer)

@@ -8,6 +8,7 @@ import http.client
 import json
 import random
 import subprocess
+from pathlib import Path
 
 import pytest
 from conftest import client_or_skip
@@ -19,19 +20,25 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(params=clients.BRIDGES)
 def bridge(request, tmp_path):
+    """``./bench bridge --runtime akka|pekko`` on a free port, as a user starts it."""
     client_or_skip(request.param)
-    argv = ["java", *clients.JAVA_OPTS, "-Dburstbench.bridge.port=0",
-            "-Dburstbench.bridge.limits.max-body-bytes=65536", "-cp",
-            clients._java_cp(clients.ROOT / request.param), "burstbench.bridge.http.App"]
+    runtime = clients.get(request.param).language
+    argv = [str(clients.ROOT / "bench"), "bridge", "--runtime", runtime, "--port", "0",
+            "--set", "limits.max-body-bytes=65536"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         ready = json.loads(proc.stdout.readline())
         assert ready["event"] == "ready"
+        # the JVM took the command's place, on the runtime asked for
+        cmdline = Path(f"/proc/{proc.pid}/cmdline").read_text().split("\0")
+        assert cmdline[0] == "java" and str(clients.BRIDGE_MODULES[runtime] / "target") in \
+            cmdline[cmdline.index("-cp") + 1]
         host, port = ready["url"].removeprefix("http://").split(":")
         yield host, int(port.rstrip("/"))
     finally:
         proc.terminate()
-        proc.wait(timeout=60)
+        # SIGTERM runs the bridge's coordinated shutdown: it exits 0
+        assert proc.wait(timeout=60) == 0
         proc.stdout.close()
 
 

@@ -159,3 +159,49 @@ def test_one_request_reply_point_per_mode(tmp_path, runtime):
     assert doc["versions"]["bridge"].startswith(f"{runtime}-bridge ReqReply")
     for f in ("reqreply.json", "reqreply.md", "charts/reqreply.png"):
         assert (run.dir / f).exists(), f
+
+
+@pytest.mark.integration
+def test_runtimes_study_measures_both_runtimes_in_alternating_rounds(tmp_path):
+    """./bench runtimes on the real bridge, Akka and Pekko: two rounds, the second in the
+    other order; every burst whole, every Pi sum exact, every ask answered; one figure per
+    runtime and thing, with the rounds' spread; the table and chart written; every process
+    the study started stopped."""
+    from burstbench.studies import runtimes
+
+    for module in clients.BRIDGE_MODULES.values():
+        if not (module / "target" / "classes" / "burstbench").exists():
+            pytest.skip(f"{module.name} not built (./bench setup)")
+    cfg = runtimes.RuntimesConfig(rounds=2, sizes=[6, 1024], count=3000, workers=2,
+                                  warmup=3000, pi_workers=[2], pi_messages=[50],
+                                  pi_elements=[10], ask_payloads=[10], ask_requests=200,
+                                  ask_warmup=100)
+    run = _run(tmp_path, "runtimes")
+    doc = runtimes.run_study(run, cfg, progress=lambda m: None)
+    assert doc["status"] == "ok", [p["errors"] for p in doc["points"] if p["errors"]]
+    firsts = [next(p["runtime"] for p in doc["points"] if p["round"] == r) for r in (0, 1)]
+    assert firsts == ["akka", "pekko"]
+    assert len(doc["points"]) == 2 * 2 * (2 + 1 + 1)
+    for p in doc["points"]:
+        assert p["value"] > 0
+        if p["kind"] == "bursts":
+            assert p["accounting"] == {"sent": 3000, "received": 3000, "lost": 0,
+                                       "duplicates": 0}
+        if p["kind"] == "pi":
+            assert p["error"] <= pi.TOLERANCE
+    rows = doc["summary"]
+    assert [r["key"] for r in rows] == [["bursts", 6], ["bursts", 1024], ["pi", 2, 50, 10],
+                                        ["ask", 10]]
+    for r in rows:
+        assert r["status"] == "ok" and {rt: s["n"] for rt, s in r["values"].items()} == \
+            {"akka": 2, "pekko": 2}
+        assert r["pekko_over_akka"] > 0
+    assert set(doc["versions"]) >= {"akka", "pekko"}
+    assert "| Pi W=2 M=50 E=10 |" in (run.dir / "runtimes.md").read_text()
+    assert (run.dir / "charts" / "runtimes.png").stat().st_size > 10_000
+    # the two HTTP servers (stopped by SIGTERM, they shut down cleanly) and every point's JVM
+    # exited, 0
+    assert {rt: s["exit_code"] for rt, s in doc["servers"].items()} == {"akka": 0, "pekko": 0}
+    for p in doc["points"]:
+        res = p["resources"] if isinstance(p.get("resources"), list) else [p.get("resources")]
+        assert all(r["exit_code"] == 0 for r in res if r), p

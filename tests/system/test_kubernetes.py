@@ -15,7 +15,7 @@ import yaml
 from conftest import ROOT
 from test_compose import SCHEME_PROTOCOL, connector_ports, services
 
-from burstbench import cli
+from burstbench import cli, clients
 from burstbench.infra import kube, outside
 
 K8S = ROOT / "deploy" / "kubernetes"
@@ -103,13 +103,35 @@ def test_every_service_selects_a_workload_and_targets_its_ports():
             assert port["targetPort"] in declared, (name, port)
 
 
+def compose_builds() -> set[str]:
+    """The images docker compose builds, for each value of its build variables."""
+    built = set()
+    for s in (s for s in services().values() if "build" in s):
+        for rt in clients.BRIDGE_MODULES:
+            built.add(re.sub(r"\$\{BRIDGE_RUNTIME:-\w+\}", rt, s["image"]))
+    return built
+
+
 def test_images_are_the_compose_builds_or_pinned_to_an_exact_version():
-    built = {s["image"] for s in services().values() if "build" in s}
+    built = compose_builds()
     for name, pod in pod_specs().items():
         for c in pod["spec"]["containers"]:
             image = c["image"]
             assert image in built or re.fullmatch(r"[\w./-]+:\d+(\.\d+)+[\w.-]*", image), \
                 f"{name}: {image} is neither a compose build nor pinned"
+
+
+def test_the_pekko_overlay_is_the_whole_deployment_with_the_bridge_on_pekko():
+    """deploy/kubernetes/pekko: the base's resources, the bridge's image swapped for the
+    build of the same bridge on Pekko (kustomize's image transformer, offline: no kubectl)."""
+    overlay = yaml.safe_load((K8S / "pekko" / "kustomization.yaml").read_text())
+    assert overlay["resources"] == [".."]
+    (swap,) = overlay["images"]
+    images = {c["image"] for pod in pod_specs().values() for c in pod["spec"]["containers"]}
+    base = {i.partition(":")[0] for i in images}
+    assert swap["name"] in base and swap["name"].endswith("-akka")
+    assert f"{swap['newName']}:0.1.0" in compose_builds()
+    assert swap["newName"] == swap["name"].removesuffix("-akka") + "-pekko"
 
 
 def test_no_credential_is_in_any_manifest():

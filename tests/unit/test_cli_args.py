@@ -36,6 +36,11 @@ def bench(*args):
         (["sweep", "nosuchaxis"], "no axis"),
         (["plot", "no-such-run"], "no run"),
         (["frobnicate"], "invalid choice"),
+        (["bridge", "--runtime", "quasar"], "invalid choice"),
+        (["bridge", "--port", "70000"], "--port"),
+        (["bridge", "--set", "no-equals-sign"], "--set: expected KEY=VALUE"),
+        (["runtimes", "--rounds", "0"], "--rounds"),
+        (["runtimes", "--profile", "quick"], "no studies.runtimes section"),
     ],
 )
 def test_bench_bad_input_is_one_line_and_exit_2(args, needle):

@@ -60,6 +60,28 @@ def test_a_find_max_verdict_is_quoted_from_its_search(tmp_path):
         quoted.render_one("r1 find-max/stomp-py findmax", data)
 
 
+def test_a_runtimes_row_is_quoted_from_the_published_study(tmp_path):
+    import json
+
+    data = _summary(tmp_path, ROWS)
+    spread = {"akka": {"median": 571000, "min": 560000, "max": 580000},
+              "pekko": {"median": 669000, "min": 600000, "max": 700000}}
+    (data / "r1-runtimes.json").write_text(json.dumps({"summary": [
+        {"key": ["bursts", 6], "status": "ok", "values": spread, "pekko_over_akka": 1.1716},
+        {"key": ["ask", 1], "status": "ok", "values": spread, "p50_us": spread,
+         "pekko_over_akka": 1.0},
+        {"key": ["pi", 1, 10, 10], "status": "failed"}]}))
+    assert quoted.render_one("r1 runtimes:bursts/6 akka", data) == "571,000 (560,000-580,000)"
+    assert quoted.render_one("r1 runtimes:bursts/6 pekko", data) == "670,000 (600,000-700,000)"
+    assert quoted.render_one("r1 runtimes:bursts/6 ratio", data) == "1.17"
+    assert quoted.render_one("r1 runtimes:ask/1 pekko-p50", data) == "670,000 (600,000-700,000)"
+    for spec, needle in (("runtimes:pi/1/10/10 akka", "failed"), ("runtimes:ask/2 akka", "no row"),
+                         ("runtimes:bursts/6 akka-p50", "no figure"),
+                         ("runtimes:bursts/6 graal", "no figure")):
+        with pytest.raises(quoted.QuoteError, match=needle):
+            quoted.render_one(f"r1 {spec}", data)
+
+
 def test_a_figure_that_differs_from_its_source_is_named(tmp_path):
     data = _summary(tmp_path, ROWS)
     text = "x <!--fig r1 a recv-->18,108<!--/fig--> y <!--fig r1 b latency_ms.p99-->40.1<!--/fig-->"
