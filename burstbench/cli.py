@@ -616,9 +616,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("perf", help="benchmarks: 'clients' = each client vs a minimal loop; "
                        "'listener' = a consumer's own work a message, without a broker")
     p.add_argument("what", choices=["clients", "listener"])
-    p.add_argument("--clients", help="comma-separated client specs (default: the four languages; "
-                   "akka-bridge and stompjs:tcp by name; listener: net-stomp and openwire-jms, "
-                   "the two it has)")
+    p.add_argument("--clients", help="comma-separated client specs (default: the four "
+                   "languages; akka-bridge, pekko-bridge and stompjs:tcp by name; listener: "
+                   "net-stomp and openwire-jms, the two it has)")
     p.add_argument("--sizes", default="6,1024", help="body sizes, comma-separated")
     p.add_argument(
         "--count",
