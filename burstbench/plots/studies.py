@@ -337,9 +337,8 @@ def chart_runtimes(doc: dict, path: Path) -> Path:
             else None for rt in RUNTIMES}))
     for row in doc.get("summary") or []:
         key = row["key"]
-        label = {"bursts": lambda: f"{key[1]:,} B",
-                 "pi": lambda: f"W={key[1]}\nM={key[2]:,}\nE={key[3]:,}",
-                 "ask": lambda: f"{key[1]:,} B"}[key[0]]()
+        label = (f"W={key[1]}\nM={key[2]:,}\nE={key[3]:,}" if key[0] == "pi"
+                 else f"{key[1]:,} B")
         vals = row.get("values") or {}
         by_kind[key[0]].append((label, {rt: vals.get(rt) for rt in RUNTIMES}))
     panels = [p for p in panels if p[2]]

@@ -105,3 +105,65 @@ def test_a_server_the_setup_installed_is_disabled_and_nothing_else_is_touched():
     assert sorted(c for c in calls if c.startswith("systemctl")) == [
         "systemctl disable ssh.service", "systemctl disable ssh.socket"], calls
     assert "disabling ssh.service: installed just now" in r.stderr
+
+
+# what a user of the Python clients may not have: Node (the stompjs clients), Chromium (the
+# browser client), the database servers (the JDBC stores)
+ABSENT_COMMANDS = ("node", "npm", "npx", "chromium", "mariadbd", "mysqld", "postgres", "pg_ctl",
+                   "initdb")
+ABSENT_PACKAGES = ("chromium", "mariadb-server", "postgresql-15")
+
+
+def _path_without(d: Path, names: tuple[str, ...]) -> str:
+    """A PATH of one folder holding a link to every command of this PATH but ``names``."""
+    farm = d / "farm"
+    farm.mkdir()
+    for folder in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isdir(folder):
+            continue
+        for entry in os.scandir(folder):
+            if entry.name not in names and not (farm / entry.name).exists():
+                (farm / entry.name).symlink_to(entry.path)
+    return str(farm)
+
+
+def test_a_run_of_python_clients_needs_no_node_chromium_or_database(tmp_path):
+    """``./bench run`` with stomp.py on a machine without Node, Chromium, MariaDB and
+    PostgreSQL: the bench names what is missing in one line, installs nothing and measures the
+    point (a real broker and clients); only ``./bench setup`` installs packages."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    calls = tmp_path / "calls"
+    calls.write_text("")
+    real = shutil.which("dpkg-query")
+    scripts = {
+        "dpkg-query": ('for a in "$@"; do case " ' + " ".join(ABSENT_PACKAGES) + ' " in '
+                       '*" $a "*) echo "dpkg-query: no packages found matching $a" >&2; '
+                       f'exit 1;; esac; done\nexec {real} "$@"\n'),
+        "apt-get": f'echo "apt-get $*" >> {calls}\nexit 1\n',
+        "systemctl": f'echo "systemctl $*" >> {calls}\n',
+    }
+    for name, body in scripts.items():
+        (shim / name).write_text("#!/bin/sh\n" + body)
+        (shim / name).chmod(0o755)
+    path = f"{shim}:{_path_without(tmp_path, ABSENT_COMMANDS)}"
+    env = {**os.environ, "PATH": path}
+    assert subprocess.run(["sh", "-c", "command -v node chromium"], env=env,
+                          capture_output=True, check=False).returncode != 0
+    r = subprocess.run([str(BENCH), "run", "--producer", "stomp-py", "--consumer", "stomp-py",
+                        "--count", "500", "--bursts", "2", "--output", str(tmp_path / "res")],
+                       capture_output=True, text=True, timeout=300, env=env, cwd=ROOT,
+                       check=False)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("bench setup: not installed:")]
+    assert sorted(line.split(": ")[2].split(" (")[0].split()) == sorted(ABSENT_PACKAGES)
+    assert "(./bench setup installs them)" in line
+    assert calls.read_text() == ""  # nothing installed, no service touched
+    assert "lost 0" in r.stdout or '"lost": 0' in r.stdout, r.stdout[-2000:]
+    # a point that needs what is missing says so in one line, and starts nothing
+    r = subprocess.run([str(BENCH), "run", "--producer", "stompjs", "--consumer", "stomp-py",
+                        "--output", str(tmp_path / "res")], capture_output=True, text=True,
+                       timeout=120, env=env, cwd=ROOT, check=False)
+    assert r.returncode == 2, r.stderr[-2000:]
+    (err,) = [x for x in r.stderr.splitlines() if x.startswith("bench run: error:")]
+    assert "stompjs" in err and "node" in err, err
