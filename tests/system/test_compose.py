@@ -398,6 +398,24 @@ def test_bench_command_parses_with_the_harness_parser(capsys):
             assert u.port == ports[SCHEME_PROTOCOL[u.scheme]], f"{url}: not the port it renders"
 
 
+def test_every_point_the_compose_bench_sweeps_applies_to_the_compose_brokers():
+    """The bench service's sweep, expanded as ./bench sweep expands it with its --broker-url
+    brokers: no point is refused (skipped points fail a sweep), none asks the bench to
+    configure a broker it did not start (persistence, TLS, credentials, namespaces, --broker),
+    and every topology's brokers are there."""
+    from burstbench import profiles, sweep
+
+    args = cli.build_parser().parse_args(list(services()["bench"]["command"])[1:])
+    points = sweep.expand(profiles.load_profile(args.profile),
+                          overrides={"broker_urls": args.broker_url})
+    assert len(points) >= 20
+    for p in points:
+        p.spec.validate()  # a ValueError here is a point the sweep would skip
+        assert p.spec.persistence == "none" and not p.spec.tls and not p.spec.auth, p.id
+        assert p.spec.hosts == "loopback" and p.spec.broker == "classic", p.id
+    assert {p.spec.topology for p in points} == {"single", "forward"}
+
+
 def test_bench_results_mount_is_where_the_harness_writes():
     svc = services()["bench"]
     workdir = final_stage(built_services()["bench"][1])["workdir"]
