@@ -174,6 +174,10 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
         "off as ActiveMQ ships it; an OpenWire connection then takes the negotiated "
         "wireFormat.tcpNoDelayEnabled, true by default). The clients keep their libraries' own "
         "setting")
+    p.add_argument("--transport", choices=["tcp", "nio"], default="tcp",
+                   help="the Classic broker's STOMP and OpenWire connectors: tcp (a thread per "
+                   "connection, as ActiveMQ ships them) or nio (a selector serving many "
+                   "connections: nio://, stomp+nio://); recorded in the result")
 
 
 def add_login_options(p) -> None:
@@ -267,6 +271,7 @@ def spec_from(args) -> PointSpec:
         producer_flow_control=not args.no_flow_control,
         optimized_dispatch=args.optimized_dispatch,
         tcp_nodelay=args.tcp_nodelay,
+        transport=args.transport,
         cpus_broker=args.cpus_broker,
         cpus_clients=args.cpus_clients,
         browser=args.browser,

@@ -218,6 +218,9 @@ class BrokerSpec:
     # TCP_NODELAY on the sockets of the OpenWire and STOMP connectors (transport.tcpNoDelay);
     # off as ActiveMQ ships it (the option is then not written at all)
     tcp_nodelay: bool = False
+    # the STOMP and OpenWire connectors' transport (Classic): "tcp", a thread per connection as
+    # ActiveMQ ships them, or "nio", a selector and a pool serving many connections
+    transport: str = "tcp"
     cpus: str = ""  # a taskset CPU list the broker runs on ("" = wherever the kernel likes)
     queue_prefetch: int = 1000
     queue_memory_limit: str = "64mb"
@@ -336,6 +339,13 @@ def _templates() -> jinja2.Environment:
     )
 
 
+TRANSPORTS = ("tcp", "nio")
+# (transport, TLS) -> the OpenWire and STOMP connectors' schemes (Classic)
+CONNECTOR_SCHEMES = {("tcp", False): ("tcp", "stomp"), ("tcp", True): ("ssl", "stomp+ssl"),
+                     ("nio", False): ("nio", "stomp+nio"),
+                     ("nio", True): ("nio+ssl", "stomp+nio+ssl")}
+
+
 def render(spec: BrokerSpec) -> str:
     """The configuration file for ``spec`` (ports must already be chosen): an activemq.xml
     for Classic, a broker.xml for Artemis."""
@@ -347,17 +357,18 @@ def render(spec: BrokerSpec) -> str:
     )
     h = spec.host
     nodelay = "&transport.tcpNoDelay=true" if spec.tcp_nodelay else ""
+    openwire, stomp = CONNECTOR_SCHEMES[(spec.transport, bool(spec.tls))]
     connectors = [
         {
             "name": "openwire",
-            "uri": f"{'ssl' if spec.tls else 'tcp'}://{h}:{spec.openwire_port}"
+            "uri": f"{openwire}://{h}:{spec.openwire_port}"
             "?maximumConnections=4096"
             "&wireFormat.maxFrameSize=104857600" + nodelay,
             "discovery": spec.discovery_uri,
         },
         {
             "name": "stomp",
-            "uri": f"{'stomp+ssl' if spec.tls else 'stomp'}://{h}:{spec.stomp_port}"
+            "uri": f"{stomp}://{h}:{spec.stomp_port}"
             "?maximumConnections=4096"
             "&wireFormat.maxFrameSize=104857600" + nodelay,
         },

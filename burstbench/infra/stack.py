@@ -201,7 +201,7 @@ class Stack:
                 version=spec.broker.partition(":")[2], persistence=spec.persistence,
                 queue_prefetch=spec.prefetch, producer_flow_control=spec.producer_flow_control,
                 optimized_dispatch=spec.optimized_dispatch, tcp_nodelay=spec.tcp_nodelay,
-                cpus=spec.cpus_broker,
+                transport=spec.transport, cpus=spec.cpus_broker,
                 openwire_port=brokers.free_port(), stomp_port=brokers.free_port(),
                 ws_port=brokers.free_port(), data_dir=self.work / f"broker-{name}",
                 discovery_uri=(f"multicast://default?group=bb{tag}"

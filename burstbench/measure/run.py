@@ -71,6 +71,9 @@ class PointSpec:
     producer_flow_control: bool = True
     optimized_dispatch: bool = False  # the queues' optimizedDispatch (see brokers.BrokerSpec)
     tcp_nodelay: bool = False  # the broker connectors' transport.tcpNoDelay (see BrokerSpec)
+    # the Classic broker's STOMP and OpenWire connectors: tcp (a thread per connection, as
+    # ActiveMQ ships them) or nio (one selector for many connections); see BrokerSpec
+    transport: str = "tcp"
     # CPU lists (taskset -c) for the brokers and for the clients: the load generator kept
     # off the broker's cores; "" lets the kernel schedule them anywhere
     cpus_broker: str = ""
@@ -254,6 +257,12 @@ class PointSpec:
             kind, version = brokers.parse_broker(self.broker)
         except brokers.BrokerError as e:
             raise ValueError(str(e)) from None
+        if self.transport not in brokers.TRANSPORTS:
+            raise ValueError(f"--transport: {self.transport!r} is not one of "
+                             f"{', '.join(brokers.TRANSPORTS)}")
+        if self.transport != "tcp" and self.broker_urls:
+            raise ValueError("--transport is the connectors of the broker the bench starts; "
+                             "with --broker-url the URL's scheme says (nio://, stomp+nio://)")
         if self.broker != "classic" and self.broker_urls:
             raise ValueError("--broker is the broker the bench starts; with --broker-url "
                              "the broker is the one at that URL")
@@ -275,11 +284,13 @@ class PointSpec:
             return
         why = {
             "optimized_dispatch": "--optimized-dispatch is ActiveMQ Classic's queue policy",
+            "transport": "--transport nio: Artemis's acceptors are Netty's, non-blocking as it "
+                         "ships (a --transport of its own would change nothing)",
             "tcp_nodelay": "--tcp-nodelay: Artemis's acceptors set TCP_NODELAY already "
                            "(tcpNoDelay=true as it ships)",
         }
         for attr, text in why.items():
-            if getattr(self, attr):
+            if getattr(self, attr) not in (False, "tcp"):  # each one's default
                 raise ValueError(f"{text}; not with --broker artemis")
         if not self.producer_flow_control:
             raise ValueError("--no-flow-control is ActiveMQ Classic's producer flow control; "

@@ -37,6 +37,8 @@ def bench(*args):
         (["plot", "no-such-run"], "no run"),
         (["frobnicate"], "invalid choice"),
         (["bridge", "--runtime", "quasar"], "invalid choice"),
+        (["run", "--transport", "udp"], "invalid choice"),
+        (["run", "--transport", "nio", "--broker", "artemis"], "Artemis's acceptors are Netty"),
         (["bridge", "--port", "70000"], "--port"),
         (["bridge", "--set", "no-equals-sign"], "--set: expected KEY=VALUE"),
         (["runtimes", "--rounds", "0"], "--rounds"),
