@@ -149,6 +149,8 @@ SUMMARY_COLUMNS = [
     "sustained.steady.p99_ms.median",
     "sustained.steady.p99_ms.min",
     "sustained.steady.p99_ms.max",
+    # appended: the Classic broker's connectors (tcp or nio)
+    "transport",
 ]
 
 HLOG_INTERVAL_S = 1  # the interval of a point's .hlog, seconds of receive time
