@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from burstbench import paths
-from burstbench.cli import summary
+from burstbench.commands.run import summary
 from burstbench.infra import inventory, sshhosts, topology
 from burstbench.infra.launch import Ssh
 from burstbench.measure import clocks

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from burstbench.cli import summary
+from burstbench.commands.run import summary
 
 ROOT = Path(__file__).resolve().parents[2]
 
