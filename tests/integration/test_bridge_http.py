@@ -138,3 +138,46 @@ def test_bursts_through_the_broker_route(tmp_path, sup, module):
     assert resp.status == 200, doc
     assert doc["accounting"] == {"sent": 10000, "received": 10000, "lost": 0, "duplicates": 0}
     assert all(x["msgs_per_s"] > 0 for x in doc["bursts"])
+
+
+@pytest.mark.parametrize("runtime", sorted(clients.BRIDGE_MODULES))
+def test_the_relay_on_either_runtime_delivers_to_a_contract_consumer(tmp_path, broker,
+                                                                      runtime):
+    """``./bench bridge --runtime akka|pekko --broker-url URL``, then POST /messages?relay=Q
+    with bench messages as NDJSON: the bridge confirms every send, and stomp.py's contract
+    consumer, a real client of the real broker, receives each one once with its body whole."""
+    from conftest import events, run_client
+
+    client_or_skip(f"{runtime}-bridge")
+    py = client_or_skip("stomp-py")
+    queue, n = f"relay.{runtime}", 300
+    proc = subprocess.Popen([str(clients.ROOT / "bench"), "bridge", "--runtime", runtime,
+                             "--port", "0", "--broker-url", broker.openwire_url],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = json.loads(proc.stdout.readline())["url"]
+        host, port = url.removeprefix("http://").rstrip("/").split(":")
+        lines = "".join(json.dumps({"id": f"m{i}", "body": f"{i % 1000000:06d}" + "x" * 26,
+                                    "headers": {"bb_producer": "http", "bb_seq": str(i),
+                                                "bb_burst": "0", "bb_sent_ns": "1"}}) + "\n"
+                        for i in range(n))
+        conn = http.client.HTTPConnection(host, int(port), timeout=120)
+        conn.request("POST", f"/messages?relay={queue}", body=lines)
+        resp = conn.getresponse()
+        answer = json.loads(resp.read())
+        conn.close()
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=60) == 0
+        proc.stdout.close()
+    assert resp.status == 200 and answer["accepted"] == n and answer["relayed"] == n, answer
+    assert answer["destination"] == queue
+    records = tmp_path / "c.tsv"
+    got = run_client(py, "consumer", ["--url", broker.stomp_url, "--destinations", queue,
+                                      "--count", str(n), "--id", "c1", "--records",
+                                      str(records)])
+    assert got.returncode == 0, got.stderr
+    assert events(got.stdout)[-1]["received"] == n
+    rows = [r.split("\t") for r in records.read_text().splitlines()[1:]]
+    assert sorted(int(r[1]) for r in rows) == list(range(n))  # each once
+    assert all(r[0] == "http" and r[5] == "32" and r[6] == "1" for r in rows)  # bodies whole
