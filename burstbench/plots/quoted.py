@@ -24,7 +24,11 @@ the rendered Markdown does not see::
   ``/``: ``bursts/6``, ``pi/1/1000/1000``, ``ask/1``; from the run's ``runtimes.json``
   summary, published beside it): ``akka`` or ``pekko``, the median with min-max over the
   rounds as ``recv``; ``akka-p50`` or ``pekko-p50``, ask's round-trip p50 the same way;
-  ``ratio``, Pekko's median over Akka's at two decimals.
+  ``ratio``, Pekko's median over Akka's at two decimals;
+- for a fault scenario of ``./bench chaos`` (POINT ``chaos:SCENARIO/CLIENT``, from the run's
+  ``chaos.json``, published beside it): ``cell``, the reliability table's ``lost /
+  duplicates / recovery s``; or one of ``sent``, ``lost``, ``duplicates``, ``redelivered``,
+  ``recovery``.
 
 ``./bench docs render`` rewrites every marked figure from its source; ``./bench docs check``
 (and ``tests/unit/test_quoted_figures.py``) fails on any figure that differs from it, on a
@@ -115,6 +119,8 @@ def render_one(spec: str, data: Path = DATA, runs: dict[str, str] | None = None)
     run = (runs or {}).get(run, run)
     if point.startswith("runtimes:"):
         return _runtimes(run, point.removeprefix("runtimes:"), what, data)
+    if point.startswith("chaos:"):
+        return _chaos(run, point.removeprefix("chaos:"), what, data)
     if what == "findmax":
         f = data / f"{run}-find-max.json"
         if not f.exists():
@@ -160,6 +166,31 @@ def _runtimes(run: str, key: str, what: str, data: Path) -> str:
         raise QuoteError(f"runtimes row {key}: no figure {what!r} (akka, pekko, akka-p50, "
                          "pekko-p50, ratio)")
     return with_spread(s["median"], s["min"], s["max"])
+
+
+CHAOS_COUNTS = ("sent", "lost", "duplicates", "redelivered")
+
+
+def _chaos(run: str, key: str, what: str, data: Path) -> str:
+    f = data / f"{run}-chaos.json"
+    if not f.exists():
+        raise QuoteError(f"run {run} has no published chaos results ({f})")
+    found = {f"{r['scenario']}/{r['client']}": r for r in json.loads(f.read_text())["results"]}
+    r = found.get(key)
+    if r is None:
+        raise QuoteError(f"run {run} has no chaos result {key} (has: {', '.join(found)})")
+    if r["status"] != "ok" or not r.get("tally"):
+        raise QuoteError(f"run {run}'s chaos result {key} is {r['status']!r}: no figure")
+    t = r["tally"]
+    rec = "-" if r.get("recovery_s") is None else f"{r['recovery_s']:.2f}"
+    if what == "cell":
+        return f"{t['lost']:,} / {t['duplicates']:,} / {rec}"
+    if what == "recovery":
+        return rec
+    if what in CHAOS_COUNTS:
+        return f"{t[what]:,}"
+    raise QuoteError(f"chaos result {key}: no figure {what!r} (cell, recovery, "
+                     f"{', '.join(CHAOS_COUNTS)})")
 
 
 @dataclass
@@ -241,5 +272,14 @@ def publish(run_dir: Path, data: Path = DATA) -> list[Path]:
         out.append(data / f"{run_id}-runtimes.json")
         out[-1].write_text(json.dumps({k: study[k] for k in (
             "parameters", "versions", "order", "summary") if k in study}, indent=2) + "\n")
+    if (run_dir / "chaos.json").exists():  # each scenario's verdict and counts, no paths
+        chaos = json.loads((run_dir / "chaos.json").read_text())
+        keep = ("scenario", "client", "status", "reason", "recovery_s", "fault_words")
+        results = [{**{k: r.get(k) for k in keep},
+                    "tally": {k: r["tally"][k] for k in (*CHAOS_COUNTS, "received")}
+                    if r.get("tally") else None} for r in chaos["results"]]
+        out.append(data / f"{run_id}-chaos.json")
+        out[-1].write_text(json.dumps({"rule": chaos.get("rule"), "results": results},
+                                      indent=2) + "\n")
     rows_of.cache_clear()
     return out

@@ -82,6 +82,27 @@ def test_a_runtimes_row_is_quoted_from_the_published_study(tmp_path):
             quoted.render_one(f"r1 {spec}", data)
 
 
+def test_a_fault_scenario_is_quoted_from_the_published_chaos_results(tmp_path):
+    import json
+
+    data = _summary(tmp_path, ROWS)
+    tally = {"sent": 6000, "received": 6000, "lost": 0, "duplicates": 3370, "redelivered": 12}
+    (data / "r1-chaos.json").write_text(json.dumps({"results": [
+        {"scenario": "broker-kill", "client": "net-stomp", "status": "ok", "tally": tally,
+         "recovery_s": 2.144},
+        {"scenario": "slow-consumer", "client": "stompjs", "status": "ok", "tally": tally,
+         "recovery_s": None},
+        {"scenario": "link-cut", "client": "stomp-py", "status": "failed", "tally": tally}]}))
+    assert quoted.render_one("r1 chaos:broker-kill/net-stomp cell", data) == "0 / 3,370 / 2.14"
+    assert quoted.render_one("r1 chaos:slow-consumer/stompjs cell", data) == "0 / 3,370 / -"
+    assert quoted.render_one("r1 chaos:broker-kill/net-stomp sent", data) == "6,000"
+    for spec, needle in (("chaos:link-cut/stomp-py cell", "'failed'"),
+                         ("chaos:link-cut/perl cell", "no chaos result"),
+                         ("chaos:broker-kill/net-stomp speed", "no figure")):
+        with pytest.raises(quoted.QuoteError, match=needle):
+            quoted.render_one(f"r1 {spec}", data)
+
+
 def test_a_figure_that_differs_from_its_source_is_named(tmp_path):
     data = _summary(tmp_path, ROWS)
     text = "x <!--fig r1 a recv-->18,108<!--/fig--> y <!--fig r1 b latency_ms.p99-->40.1<!--/fig-->"
