@@ -13,11 +13,11 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
-from burstbench import clients, paths, profiles
+from burstbench import clients, paths
 from burstbench.infra import brokers
 from burstbench.infra.procs import ChildExited, Supervisor
 from burstbench.measure import measure, results
-from burstbench.studies.studyfile import StudyFile
+from burstbench.studies.studyfile import StudyFile, config_from_profile
 
 BRIDGE = paths.ROOT / "akka-bridge"
 # ReqReply on each actor runtime: the bridge's one source tree (pekko-bridge/pom.xml)
@@ -66,14 +66,7 @@ class ReqReplyConfig:
 
     @classmethod
     def from_profile(cls, profile: str) -> ReqReplyConfig:
-        doc = (profiles.load_profile(profile).get("studies") or {}).get("reqreply")
-        if not isinstance(doc, dict):
-            raise StudyError(f"profile {profile} has no studies.reqreply section")
-        unknown = set(doc) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise StudyError(f"profile {profile}: studies.reqreply: unknown key(s) "
-                             f"{', '.join(sorted(unknown))}")
-        return cls(**doc)
+        return config_from_profile(cls, "reqreply", profile, StudyError)
 
 
 def latency_ms(records_ns: list[int]) -> dict:

@@ -28,14 +28,14 @@ import json
 import sys
 from dataclasses import dataclass, field
 
-from burstbench import clients, paths, profiles
+from burstbench import clients, paths
 from burstbench.infra.procs import Supervisor
 from burstbench.measure import measure, results
 from burstbench.studies import reqreply
 from burstbench.studies.pi.akka import run_akka_point
 from burstbench.studies.pi.maths import ExactSums
-from burstbench.studies.pi.point import PointError, _wait_for
-from burstbench.studies.studyfile import StudyFile
+from burstbench.studies.pi.point import PointError, wait_for
+from burstbench.studies.studyfile import StudyFile, config_from_profile
 
 RUNTIMES = tuple(clients.BRIDGE_MODULES)  # ("akka", "pekko")
 NAMES = {"akka": "Akka 2.6.20 + Akka HTTP 10.2.10",
@@ -88,14 +88,7 @@ class RuntimesConfig:
 
     @classmethod
     def from_profile(cls, profile: str) -> RuntimesConfig:
-        doc = (profiles.load_profile(profile).get("studies") or {}).get("runtimes")
-        if not isinstance(doc, dict):
-            raise StudyError(f"profile {profile} has no studies.runtimes section")
-        unknown = set(doc) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise StudyError(f"profile {profile}: studies.runtimes: unknown key(s) "
-                             f"{', '.join(sorted(unknown))}")
-        return cls(**doc)
+        return config_from_profile(cls, "runtimes", profile, StudyError)
 
 
 def order(round_no: int) -> tuple[str, ...]:
@@ -117,7 +110,7 @@ class Server:
                 url.append(ev["url"])
             return bool(url)
 
-        _wait_for(sup, ready, 60, f"the {runtime} bridge's ready line", [self.child])
+        wait_for(sup, ready, 60, f"the {runtime} bridge's ready line", [self.child])
         host, port = url[0].removeprefix("http://").rstrip("/").split(":")
         self.host, self.port = host, int(port)
 

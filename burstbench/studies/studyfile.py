@@ -8,8 +8,22 @@ import json
 import time
 from pathlib import Path
 
+from burstbench import profiles
 from burstbench.infra.procs import Interrupted
 from burstbench.measure import results
+
+
+def config_from_profile(cls, kind: str, profile: str, error: type[ValueError]):
+    """A study's configuration (a dataclass ``cls``) from the profile's ``studies.<kind>``
+    section; a missing section or an unknown key is ``error``, one line."""
+    doc = (profiles.load_profile(profile).get("studies") or {}).get(kind)
+    if not isinstance(doc, dict):
+        raise error(f"profile {profile} has no studies.{kind} section")
+    unknown = set(doc) - set(cls.__dataclass_fields__)
+    if unknown:
+        raise error(f"profile {profile}: studies.{kind}: unknown key(s) "
+                    f"{', '.join(sorted(unknown))}")
+    return cls(**doc)
 
 
 class StudyFile:

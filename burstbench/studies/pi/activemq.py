@@ -16,7 +16,7 @@ from burstbench import clients, paths
 from burstbench.infra import brokers
 from burstbench.infra.procs import Child, Supervisor
 from burstbench.studies.pi.config import TOLERANCE, PiConfig
-from burstbench.studies.pi.point import PointError, _wait_for
+from burstbench.studies.pi.point import PointError, wait_for
 
 CREATOR = paths.CLIENTS / "python" / "pi-creator.py"
 
@@ -171,7 +171,7 @@ def run_broker_point(sup: Supervisor, broker: brokers.Broker, cfg: PiConfig, w: 
                 ready.add(child.name)
             return len(ready) == len(everyone)
 
-        _wait_for(sup, all_ready, 60 + 0.5 * len(everyone), "workers and creator to be ready",
+        wait_for(sup, all_ready, 60 + 0.5 * len(everyone), "workers and creator to be ready",
                   everyone)
         doc["setup_seconds"] = round(time.monotonic() - t_setup, 3)
         log(f"{len(children)} worker process(es) ready in {doc['setup_seconds']:.1f} s; "
@@ -186,7 +186,7 @@ def run_broker_point(sup: Supervisor, broker: brokers.Broker, cfg: PiConfig, w: 
                 return True
             return False
 
-        _wait_for(sup, creator_sent, max(60.0, m / 500), "the creator to send", everyone)
+        wait_for(sup, creator_sent, max(60.0, m / 500), "the creator to send", everyone)
         worker_names = {c.name for c in children}
         # the results: fail on a stall (no new result for idle_timeout), or on a worker exit
         last_n, last_change = -1, time.monotonic()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from burstbench import clients
 from burstbench.infra.procs import Supervisor
 from burstbench.studies.pi.config import ACTORS, TOLERANCE
-from burstbench.studies.pi.point import PointError, _wait_for
+from burstbench.studies.pi.point import PointError, wait_for
 
 
 def run_akka_point(sup: Supervisor, w: int, m: int, e: int, exact: float, tag: str,
@@ -27,7 +27,7 @@ def run_akka_point(sup: Supervisor, w: int, m: int, e: int, exact: float, tag: s
 
     try:
         # the actors compute M*E terms twice (the run and PiActors' own exact loop)
-        _wait_for(sup, finished, 120 + m * e * 5e-8, "PiActors", [child])
+        wait_for(sup, finished, 120 + m * e * 5e-8, "PiActors", [child])
         if not result:
             raise PointError(f"PiActors printed no result: {child.last_error()}")
         pi = float(result["pi"])

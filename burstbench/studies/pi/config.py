@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from burstbench import clients, paths, profiles
+from burstbench import clients, paths
+from burstbench.studies.studyfile import config_from_profile
 
 TOLERANCE = 1e-9
 LANGUAGES = ("net-stomp", "stomp-py", "stompjs", "openwire-jms")  # clients with a pi-worker
@@ -57,15 +58,7 @@ class PiConfig:
 
     @classmethod
     def from_profile(cls, profile: str) -> PiConfig:
-        doc = (profiles.load_profile(profile).get("studies") or {}).get("pi")
-        if not isinstance(doc, dict):
-            raise StudyError(f"profile {profile} has no studies.pi section")
-        known = set(cls.__dataclass_fields__)
-        unknown = set(doc) - known
-        if unknown:
-            raise StudyError(f"profile {profile}: studies.pi: unknown key(s) "
-                             f"{', '.join(sorted(unknown))}")
-        return cls(**doc)
+        return config_from_profile(cls, "pi", profile, StudyError)
 
 
 def config_from_args(args) -> PiConfig:

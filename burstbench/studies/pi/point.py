@@ -9,7 +9,7 @@ class PointError(RuntimeError):
     pass
 
 
-def _wait_for(sup: Supervisor, want, timeout: float, what: str, watch: list[Child]) -> list:
+def wait_for(sup: Supervisor, want, timeout: float, what: str, watch: list[Child]) -> list:
     """Events accepted by ``want(child, ev)`` until it returns True for all needed (it
     returns 'done' when satisfied); fails if a watched child exits non-zero meanwhile."""
     got: list = []
