@@ -105,6 +105,9 @@ _BRIDGE = ROOT / "akka-bridge"
 _BRIDGES = (("akka-bridge", "Akka", _BRIDGE), ("pekko-bridge", "Pekko", ROOT / "pekko-bridge"))
 # runtime -> the bridge's module, for the studies that run its programs (Pi, request/reply)
 BRIDGE_MODULES = {runtime.lower(): module for _name, runtime, module in _BRIDGES}
+# runtime -> what it is, as results name it (pekko-bridge/pom.xml pins the Pekko versions)
+BRIDGE_RUNTIMES = {"akka": "Akka 2.6.20", "pekko": "Apache Pekko 1.7.0"}
+BRIDGE_HTTP = {"akka": "Akka HTTP 10.2.10", "pekko": "Pekko HTTP 1.3.0"}
 
 
 def _bridge(name: str, runtime: str, module: Path) -> Client:

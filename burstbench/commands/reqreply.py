@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from burstbench import clients
 from burstbench.commands.args import Renamed, integer
 
 NAME = "reqreply"
@@ -17,7 +18,7 @@ def add_arguments(p) -> None:
     p.add_argument("--requests", type=integer(1), help="measured requests per point")
     p.add_argument("--warmup-requests", "--warmup", dest="warmup", type=integer(0), action=Renamed,
                    metavar="N", help="warm-up requests per point (not measured)")
-    p.add_argument("--runtime", choices=["akka", "pekko"],
+    p.add_argument("--runtime", choices=sorted(clients.BRIDGE_MODULES),
                    help="the actors' runtime for actor-ask, and the bridge every mode runs in: "
                    "akka (Akka 2.6.20, the default) or pekko (Apache Pekko 1.7.0)")
     p.add_argument("--spring-cf", choices=["single", "caching", "plain"],

@@ -21,7 +21,7 @@ from burstbench.studies.studyfile import StudyFile, config_from_profile
 
 BRIDGE = paths.ROOT / "akka-bridge"
 # ReqReply on each actor runtime: the bridge's one source tree (pekko-bridge/pom.xml)
-RUNTIMES = {rt: (module, {"akka": "Akka 2.6.20", "pekko": "Apache Pekko 1.7.0"}[rt])
+RUNTIMES = {rt: (module, clients.BRIDGE_RUNTIMES[rt])
             for rt, module in clients.BRIDGE_MODULES.items()}
 MODES = ("temp-queue", "reused-queue", "actor-ask")
 MAX_PAYLOAD = 1_000_000

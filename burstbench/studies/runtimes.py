@@ -38,8 +38,7 @@ from burstbench.studies.pi.point import PointError, wait_for
 from burstbench.studies.studyfile import StudyFile, config_from_profile
 
 RUNTIMES = tuple(clients.BRIDGE_MODULES)  # ("akka", "pekko")
-NAMES = {"akka": "Akka 2.6.20 + Akka HTTP 10.2.10",
-         "pekko": "Apache Pekko 1.7.0 + Pekko HTTP 1.3.0"}
+NAMES = {rt: f"{clients.BRIDGE_RUNTIMES[rt]} + {clients.BRIDGE_HTTP[rt]}" for rt in RUNTIMES}
 MAX_BURST_BYTES = 256 << 20  # the bridge's limits.max-burst-bytes (akka-bridge/README.md)
 AXIS = "runtime"  # the profile's axis of bridge pairs through the broker
 

@@ -16,8 +16,8 @@ from burstbench.studies.pi.config import ACTORS, TOLERANCE, PiConfig, StudyError
 from burstbench.studies.pi.maths import ExactSums
 from burstbench.studies.studyfile import StudyFile
 
-RUNTIMES = {"akka": "Akka 2.6.20 (akka-bridge PiActors)",
-            "pekko": "Apache Pekko 1.7.0 (pekko-bridge PiActors)"}
+RUNTIMES = {rt: f"{clients.BRIDGE_RUNTIMES[rt]} ({module.name} PiActors)"
+            for rt, module in clients.BRIDGE_MODULES.items()}
 
 
 def versions(broker_version: str, cfg: PiConfig) -> dict:
