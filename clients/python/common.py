@@ -8,12 +8,14 @@ import json
 import logging
 import os
 import re
+import resource
 import signal
 import socket
 import ssl
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 import stomp
@@ -112,6 +114,9 @@ def parser(role: str) -> ArgumentParser:
     add("--key", help="the client certificate's PEM private key, unencrypted")
     add("--connect-timeout", type=float, default=10.0, help="seconds to connect")
     add("--failover", help="more stomp://HOST:PORT addresses: stomp.py's host list")
+    add("--connections", type=positive(1), default=1,
+        help="open N connections, each a slot of its own (ids ID.1..ID.N; --records PATH "
+        "with {id})")
     add("--version", action=VersionAction, help="print versions as JSON")
     return p
 
@@ -144,11 +149,18 @@ def parse(role: str, argv=None) -> argparse.Namespace:
             args.hosts.append((f.hostname, f.port))
         if args.tx_batch:
             p.error("--failover with --tx-batch is not supported by this client")
+    if args.connections > 1:
+        if args.records is not None and "{id}" not in args.records:
+            p.error("--connections > 1 needs a --records path with {id} (one file per slot): "
+                    f"{args.records!r}")
+        if args.failover is not None:
+            p.error("--failover with --connections > 1 is not supported by this client")
     return args
 
 
-def connect(args, listener: Listener | None = None):
-    """Connect within --connect-timeout or exit 3 naming the address.
+def connect(args, listener: Listener | None = None, slot: str | None = None):
+    """Connect within --connect-timeout or exit 3 naming the address (and the ``slot``, one
+    of several connections, when given).
 
     One listener only: stomp.py calls every listener for every frame, so a second one
     would cost the hot path. stomp.py's documented options only: the connect timeout is
@@ -176,12 +188,13 @@ def connect(args, listener: Listener | None = None):
                      key_file=args.key)
     conn.set_listener("bench", listener)
     deadline = time.monotonic() + args.connect_timeout
+    where = args.url if slot is None else f"{args.url} (slot {slot})"
     try:
         conn.connect(args.user, args.password, wait=True)
     except Exception as e:  # noqa: BLE001 - stomp.py raises several kinds, all mean the same
-        fail(3, f"cannot connect to {args.url}: {listener.error or type(e).__name__}")
+        fail(3, f"cannot connect to {where}: {listener.error or type(e).__name__}")
     if time.monotonic() > deadline or not conn.is_connected():
-        fail(3, f"cannot connect to {args.url}: {listener.error or 'timed out'}")
+        fail(3, f"cannot connect to {where}: {listener.error or 'timed out'}")
     return conn, listener
 
 
@@ -327,6 +340,82 @@ class Ticker(threading.Thread):
     def run(self):
         while not self.stopped.wait(1.0):
             emit("tick", id=self.client_id, t_ns=now_ns(), **{self.key: self.read()})
+
+
+# ---------------------------------------------------------------- --connections N > 1
+
+# Each stomp.py connection has a receiver thread that needs little stack (a frame, its
+# listener, a send). 256 KiB rather than the default 8 MiB keeps 10,000 of them within a few
+# GiB of address space (only touched pages are resident either way).
+SLOT_STACK = 256 << 10
+
+
+def slot_ids(args) -> list[str]:
+    """The slots' ids: ``ID.1`` ... ``ID.N``."""
+    return [f"{args.id}.{i}" for i in range(1, args.connections + 1)]
+
+
+def slot_records(args, slot: str) -> str | None:
+    """A slot's records file: --records with ``{id}`` replaced by the slot's id."""
+    return None if args.records is None else args.records.replace("{id}", slot)
+
+
+def prepare_slots(args) -> None:
+    """Before opening --connections N: small stacks for their receiver threads, and a file
+    descriptor limit with room for N connections (raised up to the hard limit; below it the
+    client cannot do it: exit 2, before any connection)."""
+    threading.stack_size(SLOT_STACK)
+    n = args.connections
+    # a TLS connection of stomp.py also holds a socket pair (its send queue) and a selector;
+    # then stdin/out/err, the records files, the runtime's own
+    need = n * (4 if args.ssl else 1) + 64
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < need:
+        if hard != resource.RLIM_INFINITY and hard < need:
+            fail(2, f"--connections {n} needs about {need} file descriptors; the hard limit "
+                 f"is {hard} (ulimit -n)")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+
+
+def all_at_once(tasks: list) -> None:
+    """Run the callables ``tasks`` on a few threads: stomp.py's disconnect() waits for the
+    broker's receipt and its receiver thread's end, a round trip that takes seconds for
+    thousands of slots one after another."""
+    if tasks:
+        with ThreadPoolExecutor(max_workers=min(32, len(tasks))) as pool:
+            for _ in pool.map(lambda task: task(), tasks):
+                pass
+
+
+def emit_lines(lines: list[tuple[str, dict]]) -> None:
+    """Several JSON lines written at once, one flush (thousands of slots' ticks a second)."""
+    if not lines:
+        return
+    text = "".join(json.dumps({"event": event, **fields}) + "\n" for event, fields in lines)
+    with _out_lock:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+class SlotTicker(threading.Thread):
+    """One thread for every slot's ``tick``: once a second, a line for each slot whose total
+    (``read()``) changed since its last line."""
+
+    def __init__(self, key: str, slots: list[tuple[str, object]]):
+        super().__init__(daemon=True, name="ticker")
+        self.key, self.slots = key, slots  # (slot id, read)
+        self.stopped = threading.Event()
+
+    def run(self):
+        shown = [0] * len(self.slots)
+        while not self.stopped.wait(1.0):
+            t, lines = now_ns(), []
+            for k, (slot, read) in enumerate(self.slots):
+                total = read()
+                if total != shown[k]:
+                    shown[k] = total
+                    lines.append(("tick", {"id": slot, "t_ns": t, self.key: total}))
+            emit_lines(lines)
 
 
 class Stop(Exception):

@@ -89,8 +89,8 @@ def fast_messages(conn, listener) -> None:
 _stock_connect = common.connect
 
 
-def connect(args, listener=None):
-    conn, listener = _stock_connect(args, listener)
+def connect(args, listener=None, slot=None):
+    conn, listener = _stock_connect(args, listener, slot)
     sock = getattr(conn.transport, "socket", None)
     if sock is not None and not args.ssl:
         sock.settimeout(None)

@@ -26,12 +26,23 @@ class _Lines:
 
     def __init__(self, proc: subprocess.Popen):
         self.proc, self.q = proc, queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
 
     def _read(self) -> None:
         for line in self.proc.stdout:
             self.q.put(json.loads(line))
         self.q.put(None)
+
+    def close(self) -> None:
+        """Kills the process if it still runs; its pipes closed once read to the end."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.thread.join(timeout=10)
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if f is not None:
+                f.close()
 
     def until(self, event: str, n: int, timeout: float = 60) -> list[dict]:
         """The next ``n`` lines saying ``event`` (others are passed over)."""
@@ -81,9 +92,9 @@ def test_slots_of_one_process_are_connections_each_accounted(spec, broker, tmp_p
     rec = tmp_path / "{id}.tsv"
     cons = _start(r, "consumer", url, q, rec, 4, "--id", "c", "--prefetch", "10",
                   "--count", str(count), "--bursts", "2")
-    prod = None
+    c_lines = _Lines(cons)
+    p_lines = None
     try:
-        c_lines = _Lines(cons)
         ready = c_lines.until("ready", 4)
         assert sorted(e["id"] for e in ready) == ["c.1", "c.2", "c.3", "c.4"]
         assert _connections_of(cons.pid, port) == 4
@@ -111,15 +122,14 @@ def test_slots_of_one_process_are_connections_each_accounted(spec, broker, tmp_p
         c_done = c_lines.until("done", 4)
         assert cons.wait(timeout=60) == 0, cons.stderr.read()
     finally:
-        for p in (cons, prod):
-            if p is not None and p.poll() is None:
-                p.kill()
-                p.wait()
+        for lines in (c_lines, p_lines):
+            if lines is not None:
+                lines.close()
     sent = [x for i in (1, 2, 3) for x in measure.read_producer_records(tmp_path / f"p.{i}.tsv")]
     got = {f"c.{i}": measure.read_consumer_records(tmp_path / f"c.{i}.tsv") for i in (1, 2, 3, 4)}
     a = measure.account(sent, got, sum(e["foreign"] for e in c_done), size=6)
     assert (a.sent, a.received, a.lost, a.duplicates, a.body_errors) == (total, total, 0, 0, 0)
-    assert {x.producer for x in sent} == {"p.1", "p.2", "p.3"}
+    assert {x[0] for x in sent} == {"p.1", "p.2", "p.3"}  # (producer, seq, burst, sent_ns)
     done = {e["id"]: e["received"] for e in c_done}
     assert done == {k: len(v) for k, v in got.items()}, "each slot's done counts its records"
     assert all(done.values()), f"a prefetch of 10 shares the queue among the slots: {done}"
@@ -137,16 +147,16 @@ def test_ungated_slots_stop_together_at_count_times_bursts(spec, broker, tmp_pat
         r.client.argv("consumer") + common + ["--count", "1200", "--connections", "3",
                                               "--prefetch", "10"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = _Lines(cons)
     try:
-        _Lines(cons).until("ready", 3)
+        lines.until("ready", 3)
         p = run_client(r, "producer", common + ["--count", "300", "--bursts", "2",
                                                 "--connections", "2", "--id", "p"])
         assert p.returncode == 0, p.stderr
-        assert cons.wait(timeout=60) == 0, cons.stderr.read()
+        assert len(lines.until("done", 3)) == 3
+        assert cons.wait(timeout=60) == 0
     finally:
-        if cons.poll() is None:
-            cons.kill()
-            cons.wait()
+        lines.close()
     sent = [x for i in (1, 2) for x in measure.read_producer_records(tmp_path / f"p.{i}.tsv")]
     got = {f"c1.{i}": measure.read_consumer_records(tmp_path / f"c1.{i}.tsv") for i in (1, 2, 3)}
     a = measure.account(sent, got, 0, size=6)
@@ -167,3 +177,22 @@ def test_several_connections_need_a_records_path_per_slot(spec, tmp_path):
         assert out.returncode == 2, (role, out.stderr)
         lines = out.stderr.strip().splitlines()
         assert lines[-1].startswith("error:") and "{id}" in lines[-1], lines
+
+
+@pytest.mark.parametrize("spec", STOCK)
+def test_paced_slots_spread_over_each_interval(spec, broker, tmp_path):
+    """--rate 10 on 4 slots: slot k's message s is due at start + (s + k/4)/10 s, so the
+    intended times (bb_sent_ns, recorded as sent_ns) of one message number are 25 ms apart
+    from slot to slot, and each slot's 100 ms apart from message to message."""
+    r = client_or_skip(spec)
+    p = run_client(r, "producer", ["--url", broker.url_for(r.protocol), "--destinations",
+                                   f"contract.conn.{uuid.uuid4().hex[:8]}", "--count", "3",
+                                   "--rate", "10", "--connections", "4", "--id", "p",
+                                   "--records", str(tmp_path / "{id}.tsv")])
+    assert p.returncode == 0, p.stderr
+    due = {k: sorted(x[3] for x in measure.read_producer_records(tmp_path / f"p.{k}.tsv"))
+           for k in (1, 2, 3, 4)}
+    start = due[1][0]
+    for k, times in due.items():
+        want = [start + round((s + (k - 1) / 4) * 100e6) for s in range(3)]
+        assert all(abs(a - b) <= 1000 for a, b in zip(times, want)), (k, times, want)
