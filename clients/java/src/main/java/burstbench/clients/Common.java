@@ -57,7 +57,7 @@ public final class Common {
     // ------------------------------------------------------------------ options
 
     /** The parsed command line (clients/contract.md's options). */
-    public static final class Opts {
+    public static final class Opts implements Cloneable {
         public String role;
         public String url;
         public String[] destinations;
@@ -78,12 +78,42 @@ public final class Common {
         public String user, password;
         public String ca, cert, key;
         public double connectTimeout = 10;
+        /** --connections: the process's N. */
+        public int connections = 1;
+        /** 0 for the process itself (N = 1), else this slot's number 1..N (see {@link #slot(int)}). */
+        public int slot;
         /** The program's own flags ({@link Program#flags}) that were given. */
         public final Set<String> flags = new HashSet<>();
 
         public boolean producer() { return role.equals("producer"); }
         public boolean failover() { return url.startsWith("failover:"); }
         public long connectTimeoutMs() { return Math.max(1L, Math.round(connectTimeout * 1000)); }
+
+        /**
+         * Slot {@code i} (1..N) of --connections N > 1: the process's options with the slot's
+         * id, ID.i, and its records path, PATH with {id} replaced by that id.
+         */
+        public Opts slot(int i) {
+            Opts s;
+            try {
+                s = (Opts) clone();   // (the destinations and flags are only read: shared)
+            } catch (CloneNotSupportedException e) {
+                throw new AssertionError(e);
+            }
+            s.slot = i;
+            s.id = id + "." + i;
+            if (records != null) s.records = records.replace("{id}", s.id);
+            return s;
+        }
+
+        /**
+         * How many records a slot keeps room for before it starts, for the {@code want} it may
+         * get: the N slots together at most 2^20, as one process (a slot's arrays grow when it
+         * gets more), so that 10,000 slots do not each reserve a whole run's records.
+         */
+        public int slotCapacity(long want) {
+            return (int) Math.min(want, Math.max(64, (1 << 20) / connections));
+        }
     }
 
     /**
@@ -130,6 +160,8 @@ public final class Common {
         {"key", "pc", "s", "FILE", "the client certificate's PEM private key, unencrypted"},
         {"connect-timeout", "pc", "d", "S", "give up connecting after S seconds, exit 3 (default 10)"},
         {"failover", "pc", "s", "LIST", "more addresses in --url's scheme: failover:(URL,LIST)?randomize=false&..."},
+        {"connections", "pc", "i", "N", "open N connections in this process, each a slot of its own"
+            + " (ids ID.1..ID.N; --records PATH with {id}; default 1)"},
     };
 
     /** Parses and validates; prints help/version or "error: ..." and exits (0 / 2) itself. */
@@ -200,6 +232,15 @@ public final class Common {
             if (f != null && !java.nio.file.Files.isReadable(java.nio.file.Path.of(f))) usage("cannot read " + f);
         }
         o.connectTimeout = pr.matchedOptionValue("--connect-timeout", 10.0);
+        o.connections = (int) atLeast(pr, "connections", 1, 1);
+        if (o.connections > MAX_CONNECTIONS) usage("--connections must be in 1.." + MAX_CONNECTIONS + " (got " + o.connections + ")");
+        // N slots writing one file would overwrite each other: each slot's path has its id
+        if (o.connections > 1 && o.records != null && !o.records.contains("{id}"))
+            usage("--records must contain {id} with --connections > 1 (each slot writes PATH with {id} replaced by its id)");
+        // a slot's id is stamped on its messages, and consumers take a longer bb_producer for foreign
+        String lastId = o.id + "." + o.connections;
+        if (o.connections > 1 && !ID.matcher(lastId).matches())
+            usage("--id " + o.id + " with --connections " + o.connections + " gives slot ids over 64 characters (" + lastId + ")");
         if (p) {
             o.persistent = pr.hasMatchedOption("--persistent");
             o.asyncSend = pr.hasMatchedOption("--async-send");
@@ -220,6 +261,9 @@ public final class Common {
         o.destinations = destinations.split(",", -1);
         return o;
     }
+
+    /** options.yaml's bound of --connections. */
+    static final int MAX_CONNECTIONS = 100_000;
 
     /** An integer option's value (or its default), at least {@code min} and at most an int. */
     private static long atLeast(ParseResult pr, String name, long min, long dflt) {
@@ -462,8 +506,17 @@ public final class Common {
         if (o.password != null) f.setPassword(o.password);
         f.setConnectResponseTimeout((int) Math.min(Integer.MAX_VALUE, o.connectTimeoutMs()));
         f.setCloseTimeout(5000);
-        if (o.failover()) f.setTransportListener(new Reconnects(o.id));
+        // one process, one listener; several slots share the factory: each connection gets its own (reconnectLines)
+        if (o.failover() && o.slot == 0) f.setTransportListener(new Reconnects(o.id));
         return f;
+    }
+
+    /**
+     * What a slot of several adds to its connection: with --failover its own {@code reconnected}
+     * lines (ActiveMQConnection.addTransportListener), as the factory's listener gives a process.
+     */
+    static void reconnectLines(Connection c, Opts o) {
+        if (o.slot > 0 && o.failover()) ((ActiveMQConnection) c).addTransportListener(new Reconnects(o.id));
     }
 
     /** The contract's {@code reconnected} line when the failover transport resumes after an interruption. */
@@ -600,14 +653,28 @@ public final class Common {
 
     /** A connection's exception listener: refused credentials are exit 3 (no retry), else 1. */
     static void connectionFailed(Opts o, Throwable e) {
+        connectionFailed(o, e, null);
+    }
+
+    /**
+     * The same, for a slot of several too: its error line names the slot, and {@code before}
+     * (every slot's records), when given, runs once this exit is the process's, before it.
+     */
+    static void connectionFailed(Opts o, Throwable e, Runnable before) {
         if (closing) return;
         boolean auth = false;
         for (Throwable x = e; x != null; x = x.getCause()) {
             if (x instanceof JMSSecurityException || x instanceof SecurityException
                     || String.valueOf(x.getMessage()).contains("SecurityException")) auth = true;
         }
-        if (auth) die(3, "error: authentication failed at " + o.url + ": " + describe(e));
-        die(1, "error: connection to " + o.url + " failed: " + describe(e));
+        String error = errorOf(o);
+        if (auth) dieAfter(3, error + "authentication failed at " + o.url + ": " + describe(e), before);
+        else dieAfter(1, error + "connection to " + o.url + " failed: " + describe(e), before);
+    }
+
+    /** "error: ", naming the slot when {@code o} is one of several. */
+    static String errorOf(Opts o) {
+        return o.slot > 0 ? "error: slot " + o.id + ": " : "error: ";
     }
 
     public static String describe(Throwable e) {
@@ -678,7 +745,22 @@ public final class Common {
      * under way; the caller then just returns.
      */
     static void die(int code, String msg) {
+        dieAfter(code, msg, null);
+    }
+
+    /**
+     * {@link #die}, running {@code before} first (writing what the slots hold) once this exit is
+     * the process's: a stop (finishOnce) or another error can no longer begin meanwhile.
+     */
+    static void dieAfter(int code, String msg, Runnable before) {
         if (!STATE.compareAndSet(RUNNING, DYING)) return;
+        if (before != null) {
+            try {
+                before.run();
+            } catch (RuntimeException e) {
+                System.err.println("warning: " + describe(e));
+            }
+        }
         dieNow(code, msg);
     }
 
@@ -707,6 +789,61 @@ public final class Common {
         t.setDaemon(true);
         t.start();
         return t;
+    }
+
+    /**
+     * One ticker for the slots of --connections N > 1: slot i's tick ({@code ids[i]},
+     * {@code total.applyAsLong(i)}) at most once a second and only when its total changed, so
+     * that idle slots stay quiet.
+     */
+    static Thread slotTicker(String[] ids, String key, java.util.function.IntToLongFunction total) {
+        Thread t = new Thread(() -> {
+            long[] ticked = new long[ids.length];
+            try {
+                while (true) {
+                    Thread.sleep(1000);
+                    if (!running()) return;
+                    reanchor();
+                    for (int i = 0; i < ids.length; i++) {
+                        long n = total.applyAsLong(i);
+                        if (n == ticked[i]) continue;
+                        ticked[i] = n;
+                        emit("tick", ids[i], "\"t_ns\":" + nowNs() + ",\"" + key + "\":" + n);
+                    }
+                }
+            } catch (InterruptedException ignored) { }
+        }, "bb-tick");
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    /** Threads {@link #forEachSlot} uses at most. */
+    private static final int SLOT_THREADS = 32;
+
+    /**
+     * Runs {@code step} for slots 0..n-1 on up to 32 threads at once and waits for all: a
+     * step that waits for the broker (a close is a round trip and a socket shut down, 3-5 ms
+     * here) would take a minute for 10,000 slots one after another.
+     */
+    static void forEachSlot(int n, java.util.function.IntConsumer step) {
+        AtomicInteger next = new AtomicInteger();
+        Thread[] ts = new Thread[Math.min(n, SLOT_THREADS)];
+        for (int k = 0; k < ts.length; k++) {
+            ts[k] = new Thread(() -> {
+                for (int i; (i = next.getAndIncrement()) < n; ) step.accept(i);
+            }, "bb-slots-" + k);
+            ts[k].setDaemon(true);
+            ts[k].start();
+        }
+        for (Thread t : ts) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     static void stopTicker(Thread t) {

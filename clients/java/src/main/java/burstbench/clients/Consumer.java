@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32;
 
 import jakarta.jms.BytesMessage;
@@ -45,6 +46,7 @@ import org.apache.activemq.ActiveMQSession;
  * policy's queue prefetch. Records go to primitive arrays and are written at stop; the
  * body's CRC-32 is kept as an int, computed on arrival, the nonce as an index into the nonces
  * seen, both formatted at stop.
+ * With --connections N > 1 the process holds N such consumers, each a slot ({@link Slots}).
  *
  * {@link #connectionFactory()}, {@link #createSession}, {@link #headers} and {@link #body}
  * are the hooks a variant overrides.
@@ -63,6 +65,8 @@ public class Consumer {
     private volatile Session session;
     private Thread ticker;
     private final AtomicBoolean failing = new AtomicBoolean();   // failed() acts once
+    /** A slot of several (--connections N > 1): its group; null for the process's one connection. */
+    private Slots group;
 
     // --- the listener's state (one session's calls, one at a time); the writers of the records
     // (finish, failed) hold 'this', one after the other, once no listener call can run
@@ -172,8 +176,11 @@ public class Consumer {
         }
         ackEvery = Math.max(1, (o.prefetch + 1) / 2);
         acks = o.txBatch > 0 || ackMode == Session.CLIENT_ACKNOWLEDGE || ackMode == ActiveMQSession.INDIVIDUAL_ACKNOWLEDGE;
-        target = o.gate ? 0 : (long) o.count * o.bursts;
-        int cap = o.records == null ? 0 : (int) Math.min(target > 0 ? target : 1 << 16, 1 << 20);
+        long want = o.gate ? 0 : (long) o.count * o.bursts;
+        target = o.slot > 0 ? 0 : want;   // slots stop together (Slots), none on its own
+        int cap = o.records == null ? 0
+            : o.slot > 0 ? o.slotCapacity(((want > 0 ? want : 1 << 16) + o.connections - 1) / o.connections)
+            : (int) Math.min(target > 0 ? target : 1 << 16, 1 << 20);
         rProducer = new int[cap]; rBurst = new int[cap]; rBytes = new int[cap]; rDest = new int[cap];
         rNonce = new int[cap]; rCrcHeader = new int[cap]; rCrcBody = new int[cap];
         rSeq = new long[cap]; rSent = new long[cap]; rRecv = new long[cap]; rFlags = new byte[cap];
@@ -184,11 +191,13 @@ public class Consumer {
         // 72-97 MB where the loop kept 96-121: 21-23 collections in a one-CPU drain the loop took
         // 16 for; now 19 (28955a4:docs/perf.md, "The JMS consumer's eden"). It did not move the bench's
         // receive rows.
-        if (cap > 0) System.gc();
+        if (cap > 0 && o.slot == 0) System.gc();   // (Slots collects once, after making every slot)
     }
 
     public static void main(String[] args) {
-        new Consumer(Common.parse("consumer", args, PROGRAM)).run();
+        Common.Opts o = Common.parse("consumer", args, PROGRAM);
+        if (o.connections > 1) new Slots(o).run();
+        else new Consumer(o).run();
     }
 
     /** The connection factory; run() then sets the queue prefetch (--prefetch) on its prefetch policy. */
@@ -267,34 +276,44 @@ public class Consumer {
         b.set(b.head, 0, 0);
     }
 
+    /** The variant's connection factory, with the queue prefetch (--prefetch) on its prefetch policy. */
+    private ActiveMQConnectionFactory factoryForRun() {
+        ActiveMQConnectionFactory f = connectionFactory();
+        f.getPrefetchPolicy().setQueuePrefetch(o.prefetch);
+        return f;
+    }
+
+    /** Opens this consumer's connection and session, and a consumer with the listener per queue. */
+    private Connection connect(ActiveMQConnectionFactory f) throws JMSException {
+        Connection c = f.createConnection();
+        conn = c;
+        Common.reconnectLines(c, o);
+        c.setExceptionListener(e -> {
+            if (group != null) group.failed(this, e);
+            else failed(c, e);
+        });
+        Session s = createSession(c);
+        session = s;
+        for (int i = 0; i < o.destinations.length; i++) {
+            final int di = i;
+            s.createConsumer(s.createQueue(o.destinations[i])).setMessageListener(m -> onMessage(m, di));
+        }
+        c.start();
+        return c;
+    }
+
+    private void ready() {
+        Common.emit("ready", o.id, "\"role\":\"consumer\"," + Common.nodelayJson(conn, o));
+    }
+
     protected final void run() {
         Common.installHook(this::finish);
-        Common.connectWithin(o, () -> {
-            ActiveMQConnectionFactory f = connectionFactory();
-            f.getPrefetchPolicy().setQueuePrefetch(o.prefetch);
-            Connection c = f.createConnection();
-            conn = c;
-            c.setExceptionListener(e -> failed(c, e));
-            Session s = createSession(c);
-            session = s;
-            for (int i = 0; i < o.destinations.length; i++) {
-                final int di = i;
-                s.createConsumer(s.createQueue(o.destinations[i])).setMessageListener(m -> onMessage(m, di));
-            }
-            c.start();
-            return c;
-        });
-        Common.emit("ready", o.id, "\"role\":\"consumer\"," + Common.nodelayJson(conn, o));
+        Common.connectWithin(o, () -> connect(factoryForRun()));
+        ready();
         ticker = Common.ticker(o.id, "received", () -> (long) RECEIVED.getOpaque(this));
         try {
             if (o.gate) {
-                BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-                String line;
-                while ((line = in.readLine()) != null) {
-                    line = line.trim();
-                    if (line.equals("stop")) break;
-                    if (!line.isEmpty()) System.err.println("warning: ignoring stdin line '" + line + "'");
-                }
+                awaitStopLine();
             } else {
                 reached.await();   // with --count 0 only SIGTERM ends this
             }
@@ -303,6 +322,17 @@ public class Consumer {
             return;
         }
         Common.finishAndExit();
+    }
+
+    /** --gate: reads stdin until 'stop' or its end. */
+    private static void awaitStopLine() throws IOException {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            line = line.trim();
+            if (line.equals("stop")) break;
+            if (!line.isEmpty()) System.err.println("warning: ignoring stdin line '" + line + "'");
+        }
     }
 
     /**
@@ -421,27 +451,43 @@ public class Consumer {
     private void finish() {
         Common.stopTicker(ticker);
         if (conn != null) {
-            try {
-                conn.stop();   // waits for a listener call in progress; nothing more is delivered
-                synchronized (this) {
-                    if (o.txBatch > 0) {
-                        if (sinceAck > 0) session.commit();
-                    } else if (lastUnacked != null) {
-                        lastUnacked.acknowledge();
-                    }
-                    sinceAck = 0;
-                    lastUnacked = null;
-                }
-            } catch (JMSException e) {
-                throw new RuntimeException((o.txBatch > 0 ? "commit" : "acknowledge") + " at stop failed: " + Common.describe(e), e);
-            }
+            quiesce();
             Common.closing = true;
-            try { conn.close(); } catch (JMSException e) { System.err.println("warning: close: " + Common.describe(e)); }
+            close();
         }
         synchronized (this) {
             if (o.records != null) writeRecords();
-            Common.emitLast("done", o.id, "\"received\":" + received + ",\"foreign\":" + foreign + ",\"redelivered\":" + redelivered);
+            done(true);
         }
+    }
+
+    /** Halts delivery (after a listener call in progress) and acknowledges / commits what the session holds. */
+    private void quiesce() {
+        try {
+            conn.stop();   // waits for a listener call in progress; nothing more is delivered
+            synchronized (this) {
+                if (o.txBatch > 0) {
+                    if (sinceAck > 0) session.commit();
+                } else if (lastUnacked != null) {
+                    lastUnacked.acknowledge();
+                }
+                sinceAck = 0;
+                lastUnacked = null;
+            }
+        } catch (JMSException e) {
+            throw new RuntimeException((o.txBatch > 0 ? "commit" : "acknowledge") + " at stop failed: " + Common.describe(e), e);
+        }
+    }
+
+    private void close() {
+        try { conn.close(); } catch (JMSException e) { System.err.println("warning: close: " + Common.describe(e)); }
+    }
+
+    /** The done line: the process's last when {@code last}. */
+    private void done(boolean last) {
+        String rest = "\"received\":" + received + ",\"foreign\":" + foreign + ",\"redelivered\":" + redelivered;
+        if (last) Common.emitLast("done", o.id, rest);
+        else Common.emit("done", o.id, rest);
     }
 
     /** A received string as one TSV field: control characters (tab, newline) become '?'. */
@@ -484,6 +530,130 @@ public class Consumer {
             }
         } catch (IOException e) {
             throw new RuntimeException("cannot write records to " + o.records + ": " + e.getMessage(), e);
+        }
+    }
+
+    // ------------------------------------------------------------------ --connections N > 1
+
+    /**
+     * --connections N > 1: N consumers in one process, each a slot with its own connection
+     * (from one ConnectionFactory), session, listeners on every queue (competing consumers),
+     * acknowledgements, id, records and lines, as a JMS user opens several. The main thread
+     * connects the slots one after another (--connect-timeout each) and, without --gate,
+     * watches their total: each slot's listener path is one consumer's, with no count of the
+     * process in it.
+     */
+    private static final class Slots {
+        private final Common.Opts o;
+        private final Consumer[] slots;
+        private final long target;   // count x bursts for the slots together (0: until stopped)
+        private final AtomicBoolean failing = new AtomicBoolean();
+        private ActiveMQConnectionFactory factory;
+        private Thread ticker;
+
+        Slots(Common.Opts o) {
+            this.o = o;
+            target = o.gate ? 0 : (long) o.count * o.bursts;
+            slots = new Consumer[o.connections];
+            for (int i = 0; i < slots.length; i++) {
+                slots[i] = new Consumer(o.slot(i + 1));
+                slots[i].group = this;
+            }
+            if (o.records != null) System.gc();   // the records' arrays to the old generation, once (see the constructor)
+        }
+
+        void run() {
+            Common.installHook(this::finish);
+            for (Consumer c : slots) {
+                Common.connectWithin(c.o, () -> c.connect(factory()));
+                c.ready();
+            }
+            String[] ids = new String[slots.length];
+            for (int i = 0; i < slots.length; i++) ids[i] = slots[i].o.id;
+            ticker = Common.slotTicker(ids, "received", i -> (long) RECEIVED.getOpaque(slots[i]));
+            try {
+                if (o.gate) awaitStopLine();
+                else awaitTarget();
+            } catch (IOException | InterruptedException e) {
+                Common.die(1, "error: " + Common.describe(e));
+                return;
+            }
+            Common.finishAndExit();
+        }
+
+        /** The one factory every slot's connection comes from (made in the first slot's connect). */
+        private synchronized ActiveMQConnectionFactory factory() {
+            if (factory == null) factory = slots[0].factoryForRun();
+            return factory;
+        }
+
+        /** Until the slots together have received count x bursts (read every 10 ms); with --count 0 until SIGTERM. */
+        private void awaitTarget() throws InterruptedException {
+            if (target == 0) new CountDownLatch(1).await();
+            while (total() < target) Thread.sleep(10);
+        }
+
+        private void closeAll() {
+            Common.forEachSlot(slots.length, i -> {
+                if (slots[i].conn != null) slots[i].close();
+            });
+        }
+
+        private long total() {
+            long n = 0;
+            for (Consumer c : slots) n += (long) RECEIVED.getOpaque(c);
+            return n;
+        }
+
+        /**
+         * Stop (count reached, 'stop', end of input, SIGTERM): every slot halts delivery and
+         * acknowledges or commits what it holds, then disconnects (several slots at once), writes
+         * its records and prints done. A slot whose acknowledgement fails still lets the others
+         * write theirs (then exit 1).
+         */
+        private void finish() {
+            Common.stopTicker(ticker);
+            AtomicReference<RuntimeException> failed = new AtomicReference<>();
+            Common.forEachSlot(slots.length, i -> {
+                Consumer c = slots[i];
+                if (c.conn == null) return;
+                try {
+                    c.quiesce();
+                } catch (RuntimeException e) {
+                    failed.compareAndSet(null, new RuntimeException("slot " + c.o.id + ": " + e.getMessage(), e));
+                }
+            });
+            RuntimeException failure = failed.get();
+            Common.closing = true;
+            closeAll();
+            for (int i = 0; i < slots.length; i++) {
+                Consumer c = slots[i];
+                synchronized (c) {
+                    if (c.o.records != null) c.writeRecords();
+                    if (failure == null) c.done(i == slots.length - 1);
+                }
+            }
+            if (failure != null) throw failure;
+        }
+
+        /**
+         * A slot's connection dropped: every slot disconnects (no listener call runs after that)
+         * and writes its records, then exit 1 naming the slot. In a thread of its own: this runs
+         * in the connection's executor, which close() shuts down.
+         */
+        void failed(Consumer c, JMSException e) {
+            if (Common.closing || !failing.compareAndSet(false, true)) return;
+            new Thread(() -> Common.connectionFailed(c.o, e, this::closeAndWriteAll), "bb-failed").start();
+        }
+
+        private void closeAndWriteAll() {
+            closeAll();
+            for (Consumer c : slots) {
+                if (c.o.records == null) continue;
+                synchronized (c) {
+                    try { c.writeRecords(); } catch (RuntimeException w) { System.err.println("warning: " + w.getMessage()); }
+                }
+            }
         }
     }
 }

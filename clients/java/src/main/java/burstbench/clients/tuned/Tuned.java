@@ -30,6 +30,18 @@ final class Tuned {
     }
 
     /**
+     * --connections N > 1 is the stock client's: the held writes watch one session and one
+     * producer (HeldWritesTcp's state is the process's), so a tuned process holds one connection.
+     */
+    static Common.Opts oneConnection(Common.Opts o) {
+        if (o.connections > 1) {
+            Common.usage("--connections " + o.connections + ": " + CLIENT
+                + " holds one connection per process (openwire-jms holds several)");
+        }
+        return o;
+    }
+
+    /**
      * The stock factory's settings, plus: OpenWire's loose encoding (a few more bytes per
      * message, less CPU to write and read them; the URL may say otherwise), no advisory
      * watching (no temporary destinations here), and with {@code hold} a plain tcp:// URL goes

@@ -36,7 +36,7 @@ public final class TunedConsumer extends Consumer {
     private TunedConsumer(Common.Opts o) { super(o); }
 
     public static void main(String[] args) {
-        new TunedConsumer(Common.parse("consumer", args, Tuned.program("consumer", TunedConsumer.class))).run();
+        new TunedConsumer(Tuned.oneConnection(Common.parse("consumer", args, Tuned.program("consumer", TunedConsumer.class)))).run();
     }
 
     @Override

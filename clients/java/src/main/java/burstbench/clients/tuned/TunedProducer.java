@@ -30,7 +30,7 @@ public final class TunedProducer extends Producer {
     private TunedProducer(Common.Opts o) { super(o); }
 
     public static void main(String[] args) {
-        Common.Opts o = Common.parse("producer", args, Tuned.program("producer", TunedProducer.class));
+        Common.Opts o = Tuned.oneConnection(Common.parse("producer", args, Tuned.program("producer", TunedProducer.class)));
         MarshalledProperties.check();
         new TunedProducer(o).run();
     }
