@@ -89,6 +89,19 @@ export function emit(obj) {
   process.stdout.write(s + '}\n');
 }
 
+/**
+ * Resolves once every line written to stdout so far has left the process, or after `ms`
+ * (a reader that has stopped reading). A process of many slots ends with thousands of lines,
+ * more than a pipe holds, and what still waits in the stream when process.exit() runs is lost.
+ */
+export function stdoutFlushed(ms = 10000) {
+  if (process.stdout.writableLength === 0) return Promise.resolve();
+  return new Promise((res) => {
+    const t = setTimeout(res, ms);
+    process.stdout.write('', () => { clearTimeout(t); res(); });
+  });
+}
+
 let failed = false;
 /** One `error:` line on stderr, then exit with `code`. */
 export function fail(code, msg) {
@@ -129,6 +142,7 @@ const OPTIONS = [
   ['key', 'string', 'pc', 'FILE', "the client certificate's PEM private key, unencrypted"],
   ['connect-timeout', 'string', 'pc', 'S', 'give up connecting after S seconds, exit 3 (default 10)'],
   ['failover', 'string', 'pc', 'LIST', "more addresses in --url's scheme: stompjs reconnects by itself"],
+  ['connections', 'string', 'pc', 'N', 'N connections, one slot each: ids ID.1..ID.N, --records PATH with {id} (default 1)'],
   ['version', 'boolean', 'pc', '', 'print version JSON and exit'],
   ['help', 'boolean', 'pc', '', 'print this and exit'],
 ];
@@ -192,8 +206,14 @@ export function parseArgs(role, argv) {
     user: raw.user,
     password: raw.password ?? (raw.user !== undefined ? process.env.BB_PASSWORD : undefined),
     connectTimeout: num('connect-timeout', raw['connect-timeout'], 10),
+    connections: int('connections', raw.connections, 1, 1),
   };
   if (!ID_RE.test(o.id)) fail(2, `--id must match [A-Za-z0-9_.-]{1,64}, got ${JSON.stringify(o.id)}`);
+  // each slot writes a file of its own: PATH with {id} replaced by the slot's id
+  if (o.connections > 1 && o.records !== undefined && !o.records.includes('{id}')) {
+    fail(2, `--records ${JSON.stringify(o.records)} with --connections ${o.connections} must contain {id} ` +
+      '(replaced by each slot\'s id)');
+  }
   if ((raw.cert === undefined) !== (raw.key === undefined)) fail(2, '--cert and --key must be given together');
   for (const name of ['ca', 'cert', 'key']) {
     if (raw[name] === undefined) continue;
@@ -217,6 +237,7 @@ export function parseArgs(role, argv) {
       o.endpoints.push(ep);
     }
     if (o.txBatch > 0) fail(2, '--failover with --tx-batch is not supported by this client');
+    if (o.connections > 1) fail(2, '--failover with --connections N > 1 is not supported by this client');
   }
   o.failover = o.endpoints.length > 1;
   if (producer) {
@@ -511,6 +532,56 @@ export const immediate = () => new Promise((res) => setImmediate(res));
 export const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
 // ---------------------------------------------------------------------------------------
+// many connections in one process (--connections N, clients/contract.md): N slots
+
+/**
+ * The slots of this process: [{ id, records }]. One connection is the process itself (its
+ * --id, --records taken literally); with N > 1 slot i is `ID.i` and writes PATH with {id}
+ * replaced by that id.
+ */
+export function slotsOf(o) {
+  if (o.connections === 1) return [{ id: o.id, records: o.records }];
+  return Array.from({ length: o.connections }, (_, k) => {
+    const id = `${o.id}.${k + 1}`;
+    return { id, records: o.records?.replaceAll('{id}', id) };
+  });
+}
+
+// Connections being opened at once: thousands of sockets opened in one tick outrun the
+// broker's accept queue (dropped SYNs come back a second or more later) and would all share
+// one --connect-timeout; a bounded number in flight keeps each attempt's clock its own.
+export const CONNECTING_AT_ONCE = 64;
+
+/** Call `fn(item, index)` for every item, at most `limit` calls pending at a time. */
+export async function eachLimited(items, limit, fn) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const k = next++;
+      await fn(items[k], k);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/**
+ * One timer for every slot's tick line: each second, a line for each slot whose count
+ * (`count(slot)`, named `key` in the line) changed since its last line.
+ */
+export function slotTicker(slots, key, count) {
+  const last = new Map();
+  return setInterval(() => {
+    const t = nowNs();
+    for (const s of slots) {
+      const n = count(s);
+      if (n === (last.get(s) ?? 0)) continue;
+      last.set(s, n);
+      emit({ event: 'tick', id: s.id, t_ns: t, [key]: n });
+    }
+  }, 1000);
+}
+
+// ---------------------------------------------------------------------------------------
 // stdin gate: go / stop / end of file
 
 export function gate(onGo, onStop) {
@@ -539,6 +610,18 @@ export class NsLog {
   }
   at(i) { return this.blocks[Math.floor(i / 65536)][i % 65536]; }
   truncate(n) { this.length = Math.min(this.length, n); }
+}
+
+/** NsLog in blocks of 1,024 cells (8 KiB), for the slots of a process of many: blocks of
+ * 65,536 cells are 512 KiB, two a slot at its first message (10,000 slots: 10 GiB). */
+export class SlotNsLog extends NsLog {
+  push(v) {
+    const b = Math.floor(this.length / 1024);
+    if (b === this.blocks.length) this.blocks.push(new BigInt64Array(1024));
+    this.blocks[b][this.length % 1024] = v;
+    this.length++;
+  }
+  at(i) { return this.blocks[Math.floor(i / 1024)][i % 1024]; }
 }
 
 /** Write `header` then `n` lines made by `line(i)` (each ending in \n), in big chunks. */

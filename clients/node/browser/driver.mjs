@@ -347,7 +347,8 @@ function helpText() {
       'browser\'s WebSocket. URL: ws://HOST:PORT/ or wss://HOST:PORT/ (Chromium\'s trust store, or --ca).\n' +
       'BB_BROWSER_WS=ws://... (a `driver.mjs browser`): run as a tab of that browser.\n\n')
     .replace(/( *--ca FILE +)[^\n]*\n/, "$1PEM CA for wss://, put in the throwaway Chromium profile's NSS database\n")
-    .replace(/( *--cert FILE +)[^\n]*\n/, "$1refused (exit 2): a page cannot be given a client certificate\n");
+    .replace(/( *--cert FILE +)[^\n]*\n/, "$1refused (exit 2): a page cannot be given a client certificate\n")
+    .replace(/( *--connections N +)[^\n]*\n/, '$11 only (a page is one connection; more: exit 2)\n');
 }
 
 /** A small HTTP server on 127.0.0.1 for the page, its script and the stompjs bundle. */
@@ -378,6 +379,7 @@ async function client() {
     fail(2, `--url ${o.url}: stompjs in the browser speaks ws:// and wss:// only`);
   }
   if (o.cert) fail(2, '--cert: a page cannot be given a client certificate (mutual TLS)');
+  if (o.connections > 1) fail(2, `--connections ${o.connections}: a page is one connection (1 only)`);
   if (!fs.existsSync(BUNDLE)) fail(3, `no stompjs bundle at ${BUNDLE}: run ./bench setup`);
 
   const pageOpts = {
