@@ -12,7 +12,7 @@ use Exporter 'import';
 
 our @EXPORT = qw(now_ns emit fail parse_args read_options parse_url start connect_broker
                  graceful_disconnect wait_receipt on_sigterm write_records tcp_nodelay
-                 reconnected presize);
+                 reconnected presize start_slots slot_poller ready_slots disconnect_slots);
 
 our $CLIENT  = 'net-stomp';
 
@@ -61,6 +61,7 @@ my @OPTIONS = (
     ['tx-batch=i',        'pc', 'N',      'STOMP transactions of N messages, 0 = none [0]'],
     ['id=s',              'pc', 'ID',     'process id [A-Za-z0-9_.-]{1,64} [p1 / c1]'],
     ['records=s',         'pc', 'PATH',   'write raw records (TSV) at stop'],
+    ['connections=i',     'pc', 'N',      'open N connections, each a slot of its own (ids ID.1..ID.N; --records PATH with {id}) [1]'],
     ['gate',              'pc', '',       'take go/stop commands from stdin'],
     ['user=s',            'pc', 'U',      'broker user'],
     ['password=s',        'pc', 'P',      'broker password (or the environment\'s BB_PASSWORD)'],
@@ -95,7 +96,7 @@ sub parse_args {
     my ($role, @argv) = @_;
     my $producer = $role eq 'producer';
     my %o = (
-        count => 1000, size => 6, bursts => 1, 'tx-batch' => 0, 'connect-timeout' => 10,
+        count => 1000, size => 6, bursts => 1, 'tx-batch' => 0, 'connect-timeout' => 10, connections => 1,
         id => ($producer ? 'p1' : 'c1'), gate => 0,
         ($producer ? (persistent => 0, rate => 0, nonce => '0', duration => 0)
                    : (ack => 'auto', prefetch => 1000)),
@@ -112,7 +113,7 @@ sub parse_args {
     if ($o{version}) { print version_line(), "\n"; exit 0 }
     for (qw(url destinations)) { fail(2, "missing required option --$_") unless defined $o{$_} }
     my %min = (count => ($producer ? 1 : 0), size => 1, bursts => 1, 'tx-batch' => 0, prefetch => 1,
-               'window-bytes' => -1);
+               'window-bytes' => -1, connections => 1);
     for (grep { defined $o{$_} } keys %min) {
         fail(2, "--$_ must be an integer >= $min{$_}: $o{$_}") if $o{$_} < $min{$_};
     }
@@ -133,6 +134,17 @@ sub parse_args {
         fail(2, "stomp+ssl:// needs the Perl module IO::Socket::SSL, which is not installed "
               . "(Debian: apt-get install libio-socket-ssl-perl; or run ./bench setup)");
     }
+    if ($o{connections} > 1) {
+        # each slot writes a file of its own: PATH with {id} replaced by the slot's id
+        fail(2, "--records must contain {id} with --connections > 1 (each slot writes its own file): "
+              . "'$o{records}'") if defined $o{records} && index($o{records}, '{id}') < 0;
+        fail(2, "--failover with --connections > 1 is not supported by this client") if $o{hosts};
+        # a socket a connection, then stdin/out/err, the records files, Perl's own (core Perl
+        # cannot raise the limit: the harness gives its children the hard one)
+        my ($need, $limit) = ($o{connections} + 64, _open_files_limit());
+        fail(2, "--connections $o{connections} needs about $need file descriptors; the limit is "
+              . "$limit (ulimit -n)") if defined $limit && $limit < $need;
+    }
     unless ($producer) {
         fail(2, "--ack $o{ack} is unsupported by STOMP (use auto, client or client-individual)")
           unless $o{ack} =~ /^(?:auto|client|client-individual)\z/;
@@ -142,6 +154,13 @@ sub parse_args {
           if $o{'tx-batch'} && $o{ack} eq 'client-individual';
     }
     return \%o;
+}
+
+# The soft limit on open files (/proc/self/limits: Linux), undef when unknown or unlimited.
+sub _open_files_limit {
+    open(my $fh, '<', '/proc/self/limits') or return undef;
+    while (<$fh>) { return $1 if /^Max open files\s+(\d+)/ }
+    return undef;
 }
 
 # --name VALUE / --name=VALUE / --flag from @$argv into %$o; $allowed->{name} is true for an
@@ -405,11 +424,16 @@ sub graceful_disconnect {
 # is an error return instead of a signal, stdout unbuffered; then connect.
 sub start {
     my ($o, $stopref) = @_;
+    prepare($o, $stopref);
+    return connect_broker($o);
+}
+
+sub prepare {
+    my ($o, $stopref) = @_;
     $FAILOVER = $o->{hosts} ? 1 : 0;
     on_sigterm($stopref);
     $SIG{PIPE} = 'IGNORE';
     $| = 1;
-    return connect_broker($o);
 }
 
 sub on_sigterm {
@@ -419,6 +443,86 @@ sub on_sigterm {
     $act->safe(1);    # deferred like %SIG handlers: runs between Perl ops
     POSIX::sigaction(POSIX::SIGTERM(), $act)
       or die "cannot install SIGTERM handler: $!\n";
+}
+
+# ---------------------------------------------------------------- --connections N > 1
+
+# Several connections in one process, each a slot that behaves as one process would: a hash
+# {id => "ID.i", stomp => its Net::Stomp object, records => its records path}, to which the
+# producer and consumer add their own state. The slot being worked on is $SLOT, so that an error
+# can name it.
+our $SLOT;
+
+# What start does, for N slots: connected one after another, each as one connection is
+# (connect_broker: within --connect-timeout, else exit 3), pushed onto @$slots, then given to
+# $then (a producer's ready line; a consumer's subscriptions). SIGTERM meanwhile ends it early:
+# the slots connected so far stop as usual.
+sub start_slots {
+    my ($o, $stopref, $slots, $then) = @_;
+    prepare($o, $stopref);
+    for my $i (1 .. $o->{connections}) {
+        last if $$stopref;
+        my $id = "$o->{id}.$i";
+        my $path = $o->{records};
+        $path =~ s/\{id\}/$id/g if defined $path;
+        my $s = { id => $id, records => $path };
+        $s->{stomp} = connect_broker($o);
+        push @$slots, $s;
+        $SLOT = $s;
+        $then->($s);
+    }
+}
+
+# Waiting on N connections at once: one select() over their sockets, as IO::Select keeps them.
+# IO::Select's own can_read would walk every handle to map the answer back (a Perl loop over N
+# per wake-up); ready_slots reads the answer's bits with unpack and index instead, so that Perl
+# works for the ready sockets only.
+sub slot_poller {
+    my @slots = @_;
+    my ($sel, @by_fd) = (IO::Select->new);
+    for my $s (@slots) {
+        my $sock = $s->{stomp}->socket;
+        $sel->add($sock);
+        $by_fd[ fileno($sock) ] = $s;
+    }
+    return { select => $sel, by_fd => \@by_fd };
+}
+
+# The slots whose sockets have bytes (or an end of file) to read, waiting up to $timeout seconds
+# for one; none after SIGTERM (which interrupts select). A slot's Net::Stomp object may hold a
+# whole frame in its buffer that select cannot see: the caller reads each slot it serves until
+# receive_frame({timeout => 0}) returns nothing (it takes a buffered frame before it reads, and
+# reads without waiting), or serves it again next time.
+sub ready_slots {
+    my ($p, $timeout) = @_;
+    my $n = select(my $bits = $p->{select}->bits, undef, undef, $timeout);
+    return () unless $n > 0;
+    $bits = unpack('b*', $bits);
+    my ($i, @ready) = (-1);
+    push @ready, $p->{by_fd}[$i] while ($i = index($bits, '1', $i + 1)) >= 0;
+    return @ready;
+}
+
+# graceful_disconnect for every slot: all the DISCONNECT frames first, then the receipts, so that
+# N connections close in about one round trip, not N. $on_message->($slot, $frame) gets what
+# arrives meanwhile. $slot->{bye} says whether its DISCONNECT was confirmed. The receipts share
+# $timeout, each with at least 0.1 s (they are in flight together: a late one is one the broker
+# is not sending).
+sub disconnect_slots {
+    my ($slots, $timeout, $on_message) = @_;
+    for my $s (@$slots) {
+        $SLOT = $s;
+        $s->{stomp}->send_frame(Net::Stomp::Frame->new(
+            { command => 'DISCONNECT', headers => { receipt => 'bb-disconnect' } }));
+    }
+    my $deadline = Time::HiRes::time() + ($timeout // 10);
+    for my $s (@$slots) {
+        $SLOT = $s;
+        my $left = $deadline - Time::HiRes::time();
+        $s->{bye} = wait_receipt($s->{stomp}, 'bb-disconnect', $left > 0.1 ? $left : 0.1,
+                                 $on_message ? sub { $on_message->($s, $_[0]) } : undef);
+        $s->{stomp}->socket->close;
+    }
 }
 
 # ---------------------------------------------------------------- stdin control
