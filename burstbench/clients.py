@@ -72,6 +72,8 @@ class Client:
     extra_env: dict = field(default_factory=dict)
     tuned_of: str | None = None  # a tuned entry names the stock client it speeds up
     timed_bursts: bool = True  # its producer takes --duration (sustained runs)
+    # its programs hold several connections, a slot each (clients/contract.md, --connections)
+    many_connections: bool = False
     # what else must be there (a runtime the toolchain drives): None, or why it is missing
     requires: Callable[[], str | None] | None = None
 
@@ -155,6 +157,7 @@ REGISTRY: tuple[Client, ...] = (
         toolchain="perl",
         built=Path("/usr/share/perl5/Net/Stomp.pm"),
         loops=(("perl", str(_LOOPS / "perl-send.pl")), ("perl", str(_LOOPS / "perl-recv.pl"))),
+        many_connections=True,
     ),
     Client(
         name="stomp-py",
@@ -171,6 +174,7 @@ REGISTRY: tuple[Client, ...] = (
             (sys.executable, str(_LOOPS / "python-send.py")),
             (sys.executable, str(_LOOPS / "python-recv.py")),
         ),
+        many_connections=True,
     ),
     Client(
         name="stompjs",
@@ -184,6 +188,7 @@ REGISTRY: tuple[Client, ...] = (
         toolchain="node",
         built=CLIENTS / "node" / "node_modules" / "@stomp" / "stompjs",
         loops=(("node", str(_LOOPS / "node-send.mjs")), ("node", str(_LOOPS / "node-recv.mjs"))),
+        many_connections=True,
     ),
     Client(
         name="openwire-jms",
@@ -201,6 +206,7 @@ REGISTRY: tuple[Client, ...] = (
             ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.loops.Send"),
             ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.loops.Recv"),
         ),
+        many_connections=True,
     ),
     *(_bridge(name, runtime, module) for name, runtime, module in _BRIDGES),
 )

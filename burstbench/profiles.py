@@ -40,6 +40,8 @@ CHART_KINDS = {
     "latency-vs-load": "latency percentiles over offered load",
     "find-max": "received and latency over offered load, the maximum sustainable rate",
     "browser": "browser tabs vs Node: a flood axis and its -paced axis in one chart",
+    "by-connections": "rate, p50/p99, broker memory per connection and connect time over "
+                      "concurrent clients",
 }
 
 

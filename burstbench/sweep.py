@@ -110,6 +110,9 @@ def expand(
             )
             for value in ax.get("values", []):
                 params = {**base, **s, **{k: value for k in xs}, **(overrides or {})}
+                if ax.get("offered"):  # a total load shared by however many producers
+                    params["rate"] = float(ax["offered"]) / max(
+                        1, params.get("producers") or len(params.get("producer") or [1]))
                 pid = results.safe_name(f"{axis}-{label}-{xs[0]}={value}")
                 points.append(
                     Point(

@@ -27,6 +27,9 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
         help="producer processes (default: one per --producer entry)",
     )
     p.add_argument("--consumers", type=integer(1), default=1, help="competing consumers")
+    p.add_argument("--connections-per-process", type=integer(1), default=1, metavar="N",
+                   help="producer and consumer slots per client process, each a connection of "
+                        "its own (stock clients; default 1: a process per slot)")
     p.add_argument("--count", type=integer(1), default=10000,
                    help="messages per producer per burst")
     p.add_argument("--size", type=integer(1), default=6, help="body bytes")
@@ -170,6 +173,7 @@ def spec_from(args) -> PointSpec:
         consumer=[s for s in args.consumer.split(",") if s],
         producers=args.producers,
         consumers=args.consumers,
+        connections_per_process=args.connections_per_process,
         count=args.count,
         size=args.size,
         bursts=args.bursts,

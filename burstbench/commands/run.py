@@ -165,6 +165,14 @@ def summary(doc: dict) -> str:
             f"out-of-order {a['out_of_order']:,}  foreign {a['foreign']:,}  "
             f"redelivered {a['redelivered']:,}  corrupt {a.get('corrupt', 0):,}"
         )
+        con = doc.get("connect") or {}
+        if con.get("processes") and con["processes"] < con["slots"]:  # slots shared processes
+            cost = (f"; broker +{con['broker_rss_kib_per_connection']:,.0f} KiB resident and "
+                    f"+{con['broker_threads_per_connection']:.2f} threads per connection"
+                    if "broker_rss_kib_per_connection" in con else "")
+            lines.append(f"  connections: {con['slots']:,} in {con['processes']} processes; "
+                         f"consumers ready in {con['consumers_ready_s']:.1f} s, producers in "
+                         f"{con['producers_ready_s']:.1f} s{cost}")
         if a.get("foreign_kinds") or a.get("corrupt_kinds"):
             kinds = {**{f"foreign ({k})": n for k, n in (a.get("foreign_kinds") or {}).items()},
                      **{f"corrupt ({k})": n for k, n in (a.get("corrupt_kinds") or {}).items()}}

@@ -339,6 +339,9 @@ def _templates() -> jinja2.Environment:
     )
 
 
+# Each Classic connector's own cap on connections: above anything a point may open (a point
+# with --connections-per-process meets the machine's limits first, named by its checks)
+MAX_CONNECTIONS = 200_000
 TRANSPORTS = ("tcp", "nio")
 # (transport, TLS) -> the OpenWire and STOMP connectors' schemes (Classic)
 CONNECTOR_SCHEMES = {("tcp", False): ("tcp", "stomp"), ("tcp", True): ("ssl", "stomp+ssl"),
@@ -362,20 +365,20 @@ def render(spec: BrokerSpec) -> str:
         {
             "name": "openwire",
             "uri": f"{openwire}://{h}:{spec.openwire_port}"
-            "?maximumConnections=4096"
+            f"?maximumConnections={MAX_CONNECTIONS}"
             "&wireFormat.maxFrameSize=104857600" + nodelay,
             "discovery": spec.discovery_uri,
         },
         {
             "name": "stomp",
             "uri": f"{stomp}://{h}:{spec.stomp_port}"
-            "?maximumConnections=4096"
+            f"?maximumConnections={MAX_CONNECTIONS}"
             "&wireFormat.maxFrameSize=104857600" + nodelay,
         },
         {
             "name": "ws",
             "uri": f"{'wss' if spec.tls else 'ws'}://{h}:{spec.ws_port}"
-            "?maximumConnections=4096"
+            f"?maximumConnections={MAX_CONNECTIONS}"
             "&wireFormat.maxFrameSize=104857600"
             # Jetty's default caps a WebSocket text message at 64 KiB
             "&websocket.maxTextMessageSize=104857600",

@@ -29,19 +29,55 @@ _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
+# What a child may open: thousands of queues and connections need file descriptors. Root
+# raises the hard limit too, to the kernel's ceiling (fs.nr_open) or this, whichever is lower.
+NOFILE_WANTED = 1 << 20
+
+
+def _nofile_target() -> int:
+    """The open-files limit children get: the hard limit, raised when root may raise it."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if os.geteuid() != 0:
+        return hard
+    try:
+        ceiling = int(Path("/proc/sys/fs/nr_open").read_text())
+    except (OSError, ValueError):
+        return hard
+    return max(hard, min(NOFILE_WANTED, ceiling))
+
+
+_NOFILE = _nofile_target()
+
+
 def _die_with_parent() -> None:  # runs in the child between fork and exec
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    # thousands of queues and connections need file descriptors: take all we may have
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (_NOFILE, _NOFILE))
+    except (ValueError, OSError):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def limits() -> dict:
-    """The limits children run with (recorded with every result)."""
-    _, nofile = resource.getrlimit(resource.RLIMIT_NOFILE)
+    """The limits children run with (recorded with every result): open files (raised by the
+    harness, see _die_with_parent), processes and threads of the user, the kernel's ceilings
+    on threads and process ids (each thread takes one), and the local ports a host has for
+    connections to one address."""
     _, nproc = resource.getrlimit(resource.RLIMIT_NPROC)
-    return {"nofile": nofile, "nproc": nproc}
+    out = {"nofile": _NOFILE, "nproc": nproc}
+    for key, path in (("threads_max", "/proc/sys/kernel/threads-max"),
+                      ("pid_max", "/proc/sys/kernel/pid_max")):
+        try:
+            out[key] = int(Path(path).read_text())
+        except (OSError, ValueError):
+            pass
+    try:
+        lo, hi = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        out["local_ports"] = hi - lo + 1
+    except (OSError, ValueError):
+        pass
+    return out
 
 
 def popen_ids(user: str | None) -> dict:
@@ -78,6 +114,7 @@ class Usage:
     cpu_s: float = 0.0
     max_rss_mb: float = 0.0
     max_open_files: int = 0
+    max_threads: int = 0
 
 
 @dataclass
@@ -134,6 +171,22 @@ class Child:
             total += stats[pid][1]
             todo.extend(kids.get(pid, ()))
         return total / os.sysconf("SC_CLK_TCK")
+
+    def status_now(self) -> dict:
+        """Its resident memory (MiB) and threads now, from /proc (empty when it is gone or
+        runs on another host)."""
+        if self.remote or not self.alive():
+            return {}
+        try:
+            text = Path(f"/proc/{self.pid}/status").read_text()
+        except OSError:
+            return {}
+        fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+        try:
+            return {"rss_mb": round(int(fields["VmRSS"].split()[0]) / 1024, 1),
+                    "threads": int(fields["Threads"])}
+        except (KeyError, ValueError, IndexError):
+            return {}
 
     def last_error(self) -> str:
         for line in reversed(self.stderr_tail):
@@ -289,6 +342,8 @@ class Supervisor:
                     child.usage.max_open_files = max(child.usage.max_open_files, nfd)
                 except OSError:
                     pass
+                threads = child.status_now().get("threads", 0)
+                child.usage.max_threads = max(child.usage.max_threads, threads)
 
     # -- waiting ---------------------------------------------------------------------------
     def wait_event(self, timeout: float) -> tuple[Child, dict] | None:

@@ -152,8 +152,9 @@ class LiveView:
                 return
             if kind == "tick" and child.role in ("producer", "consumer"):
                 n = int(ev.get("sent" if child.role == "producer" else "received", 0))
-                old = self.counts.get(child.name, (child.role, 0))[1]
-                self.counts[child.name] = (child.role, max(old, n))
+                slot = f"{child.name}/{ev.get('id', '')}"  # a process may hold several
+                old = self.counts.get(slot, (child.role, 0))[1]
+                self.counts[slot] = (child.role, max(old, n))
 
     def burst(self, b: int) -> None:
         with self.lock:
@@ -165,12 +166,13 @@ class LiveView:
             if self.snap:
                 self.snap["confirmed"] = b + 1
 
-    def point_finished(self, done: dict, children) -> None:
-        """The clients' done lines: the final counts, published before the broker stops."""
-        roles = {c.name: c.role for c in children}
+    def point_finished(self, done: dict, roles: dict) -> None:
+        """The clients' done lines (by slot, ``roles`` the slots' roles): the final counts,
+        published before the broker stops."""
         with self.lock:
             if not self.snap:
                 return
+            self.counts = {}  # the ticks' counts give way to the slots' done lines
             for name, ev in done.items():
                 role = roles.get(name)
                 if role == "producer":
@@ -283,9 +285,9 @@ def confirmed(b: int) -> None:
         ACTIVE.confirmed(b)
 
 
-def point_finished(done: dict, children) -> None:
+def point_finished(done: dict, roles: dict) -> None:
     if ACTIVE is not None:
-        ACTIVE.point_finished(done, children)
+        ACTIVE.point_finished(done, roles)
 
 
 def point_result(point_id: str, doc: dict) -> None:

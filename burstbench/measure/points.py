@@ -119,6 +119,8 @@ def document(outcome: Outcome, started: str, latency_records: list | None = None
         doc["connections"] = outcome.connections
     if outcome.flow_control:
         doc["flow_control"] = outcome.flow_control
+    if outcome.connect:
+        doc["connect"] = outcome.connect
     return doc
 
 

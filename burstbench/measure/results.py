@@ -151,6 +151,13 @@ SUMMARY_COLUMNS = [
     "sustained.steady.p99_ms.max",
     # appended: the Classic broker's connectors (tcp or nio)
     "transport",
+    # appended: connections per client process, the connect phase and what a connection
+    # cost the brokers the harness started (burstbench/measure/run.py _connect_figures)
+    "connections_per_process",
+    "connect.consumers_ready_s",
+    "connect.producers_ready_s",
+    "connect.broker_rss_kib_per_connection",
+    "connect.broker_threads_per_connection",
 ]
 
 HLOG_INTERVAL_S = 1  # the interval of a point's .hlog, seconds of receive time

@@ -9,6 +9,7 @@ throughput comes from the records' timestamps.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -43,6 +44,9 @@ class PointSpec:
     consumer: list[str] = field(default_factory=lambda: ["stomp-py"])
     producers: int = 0  # 0: one per entry of ``producer``
     consumers: int = 1
+    # producer and consumer slots per client process, each a connection of its own
+    # (clients/contract.md, --connections): 1 = a process per slot
+    connections_per_process: int = 1
     count: int = 10000  # per producer per burst
     size: int = 6
     bursts: int = 4
@@ -123,6 +127,21 @@ class PointSpec:
             [cons[i % len(cons)] for i in range(self.consumers)],
         )
 
+    def processes(self, role: str) -> list[tuple[clients.Resolved, int]]:
+        """The ``role`` client processes: each with its client and how many slots it holds
+        (``connections_per_process`` of one client's slots, the last of a client fewer)."""
+        slots = self.slots()[0 if role == "producer" else 1]
+        n = self.connections_per_process
+        if n == 1:
+            return [(r, 1) for r in slots]
+        per_client: dict[str, list[tuple[clients.Resolved, int]]] = {}
+        for r in slots:
+            per_client.setdefault(r.label, []).append(r)
+        chunks = [[(same[0], min(n, len(same) - k)) for k in range(0, len(same), n)]
+                  for same in per_client.values()]
+        # the clients' processes taken in turn, as their slots are
+        return [c for row in itertools.zip_longest(*chunks) for c in row if c is not None]
+
     def client_args(self, role: str, r: clients.Resolved | None = None,
                     product: str = "") -> list[str]:
         """The contract options this point gives every ``role`` client (clients/options.yaml;
@@ -169,6 +188,8 @@ class PointSpec:
         checks = [
             (self.producers >= 1, f"producers must be >= 1: {self.producers}"),
             (self.consumers >= 1, f"consumers must be >= 1: {self.consumers}"),
+            (1 <= self.connections_per_process <= 100000,
+             f"connections per process must be 1..100000: {self.connections_per_process}"),
             (1 <= self.queues <= 65536, f"queues must be 1..65536: {self.queues}"),
             (self.warmup >= 0, f"warmup must be >= 0 s: {self.warmup:g}"),
             (not self.warmup or self.duration, "--warmup needs --duration (sustained mode)"),
@@ -232,6 +253,11 @@ class PointSpec:
         if self.cert and any(r.client.language == "browser" for r in (*prods, *cons)):
             raise ValueError("--cert: the browser client cannot show a client certificate (a "
                              "page cannot be given one)")
+        if self.connections_per_process > 1:
+            for r in {r.label: r for r in (*prods, *cons)}.values():
+                if not r.client.many_connections:
+                    raise ValueError(f"client {r.label} holds one connection per process "
+                                     "(not with --connections-per-process)")
         for r in prods if self.duration else ():
             if not r.client.timed_bursts:
                 raise ValueError(f"client {r.client.name} cannot send for a --duration "
@@ -244,6 +270,9 @@ class PointSpec:
             why = r.client.missing()
             if why:
                 raise ValueError(why)
+        if not inventory.is_remote(self.hosts):
+            from burstbench.infra import capacity
+            capacity.check(self)  # thousands of connections: the machine's limits first
 
     @property
     def broker_kind(self) -> str:
@@ -370,36 +399,57 @@ class Outcome:
     client_urls: set = field(default_factory=set)
     # what each consumer may hold, as it was told (PointSpec.flow_control)
     flow_control: dict = field(default_factory=dict)
+    # how long the clients took to connect, and what the brokers the harness started held
+    # before and once they were all connected (burstbench/measure/run.py _start_clients)
+    connect: dict = field(default_factory=dict)
+
+
+def slot_of(child: Child, ev: dict, slots: dict[str, list[str]]) -> str:
+    """Whose line ``ev`` is: the slot whose id it carries when ``child`` holds several
+    (clients/contract.md, --connections), else the child itself."""
+    own = slots.get(child.name)
+    if own is None or len(own) == 1:
+        return child.name
+    return ev.get("id", child.name)
 
 
 def _wait_all(
-    sup: Supervisor, children: list[Child], event: str, timeout: float, on_other=None
+    sup: Supervisor, children: list[Child], event: str, timeout: float, on_other=None,
+    slots: dict[str, list[str]] | None = None,
 ) -> dict[str, dict]:
-    """Wait until every child has printed ``event``; fail fast if one exits first."""
+    """Wait until every child (every slot of a child that holds several: ``slots``, child
+    -> slot ids) has printed ``event``; fail fast if one exits first. Keyed by child or slot."""
+    slots = slots or {}
     got: dict[str, dict] = {}
     names = {c.name for c in children}
+    want = {s for c in children for s in slots.get(c.name, [c.name])}
 
     def take(child: Child, ev: dict) -> None:
         kind = ev.get("event")
+        own = slots.get(child.name, [child.name])
         if child.name in names and kind == event:
-            got[child.name] = ev
-        elif kind == "exit" and child.name in got and ev["code"] == 0:
+            got[slot_of(child, ev, slots)] = ev
+        elif kind == "exit" and all(s in got for s in own) and ev["code"] == 0:
             return  # finished after saying what we waited for
-        elif kind == "exit" and child.name in names and child.name not in got:
+        elif kind == "exit" and child.name in names:
+            missing = [s for s in own if s not in got]
             raise PointFailed(
-                f"{child.name} exited with {ev['code']} before '{event}': "
-                f"{child.last_error() or 'no message'} (log: {child.log_path})"
+                f"{child.name} exited with {ev['code']} before '{event}'"
+                + (f" from {len(missing)} of its {len(own)} connections" if len(own) > 1
+                   else "")
+                + f": {child.last_error() or 'no message'} (log: {child.log_path})"
             )
         elif kind == "exit" and child.role == "broker":
             raise PointFailed(f"{child.name} exited with {ev['code']}: {child.last_error()}")
         elif on_other:
             on_other(child, ev)
 
-    if not sup.wait_until(lambda: len(got) >= len(children), timeout, take):
-        waiting = sorted(names - got.keys())
-        raise PointFailed(
-            f"timed out after {timeout:.0f} s waiting for '{event}' from {', '.join(waiting)}"
-        )
+    if not sup.wait_until(lambda: want <= got.keys(), timeout, take):
+        waiting = sorted(want - got.keys())
+        shown = ", ".join(waiting[:8]) + (f" and {len(waiting) - 8} more" if len(waiting) > 8
+                                          else "")
+        raise PointFailed(f"timed out after {timeout:.0f} s waiting for '{event}' from "
+                          f"{len(waiting)} of {len(want)}: {shown}")
     return got
 
 
@@ -431,11 +481,20 @@ class _Clients:
     producers: list[Child]
     consumers: list[Child]
     brokers: list[Child]  # the brokers the harness started: their CPU is measured too
-    received: dict[str, int] = field(default_factory=dict)  # consumer -> its last tick
-    finished: set[str] = field(default_factory=set)  # who said ``done``
+    slots: dict[str, list[str]]  # each client process's slot ids (its own name when one)
+    received: dict[str, int] = field(default_factory=dict)  # consumer slot -> its last tick
+    finished: set[str] = field(default_factory=set)  # which slots said ``done``
 
     def __post_init__(self) -> None:
-        self.received = {c.name: 0 for c in self.consumers}
+        self.received = {s: 0 for c in self.consumers for s in self.slots[c.name]}
+
+    def of(self, children: list[Child]) -> list[str]:
+        """The slot ids of ``children``."""
+        return [s for c in children for s in self.slots[c.name]]
+
+    def slot(self, child: Child, ev: dict) -> str:
+        """The slot whose line ``ev`` is."""
+        return slot_of(child, ev, self.slots)
 
     @property
     def everyone(self) -> list[Child]:
@@ -444,14 +503,18 @@ class _Clients:
     def note(self, child: Child, ev: dict) -> None:
         """Any event while the point runs: ticks counted, a process that dies fails it."""
         live.event(child, ev)
-        if ev.get("event") == "tick" and child.name in self.received:
-            self.received[child.name] = max(self.received[child.name],
-                                            int(ev.get("received", 0)))
+        slot = self.slot(child, ev)
+        if ev.get("event") == "tick" and slot in self.received:
+            self.received[slot] = max(self.received[slot], int(ev.get("received", 0)))
         elif ev.get("event") == "done":
-            self.finished.add(child.name)
-        elif ev.get("event") == "exit" and not (ev["code"] == 0 and child.name in self.finished):
+            self.finished.add(slot)
+        elif ev.get("event") == "exit" and not (
+                ev["code"] == 0 and set(self.slots.get(child.name, [slot])) <= self.finished):
+            own = self.slots.get(child.name, [])
+            lost = (f" with {len(own)} connections ({sum(s not in self.finished for s in own)} "
+                    "not finished)" if len(own) > 1 else "")
             raise PointFailed(
-                f"{child.name} exited with {ev['code']} mid-run: "
+                f"{child.name} exited with {ev['code']} mid-run{lost}: "
                 f"{child.last_error() or 'no message'} (log: {child.log_path})"
             )
 
@@ -469,9 +532,11 @@ class Runner:
         self.outcome = Outcome(spec=spec, point_dir=self.dir)
         self.stack: Stack | None = None
         self.queue_prefix = ""  # every queue of this point's run: bb.<tag>.
-        self.placement: dict[str, str] = {}  # process name -> the host it runs on
-        self.ready: dict[str, dict] = {}  # client -> its ready line
-        self.done: dict[str, dict] = {}  # client (and shared Chromium) -> its done line
+        self.placement: dict[str, str] = {}  # broker or client slot -> the host it runs on
+        # each client process's slots (clients/contract.md, --connections): [its name] for one
+        self.slots: dict[str, list[str]] = {}
+        self.ready: dict[str, dict] = {}  # client slot -> its ready line
+        self.done: dict[str, dict] = {}  # client slot (and shared Chromium) -> its done line
         self._clock_hosts: list[str] = []
 
     def run(self) -> Outcome:
@@ -530,8 +595,7 @@ class Runner:
         cl = self._start_clients(sup)
         if self.spec.duration:
             from burstbench.measure import sustained
-            sustained.drive(self, sup, cl.producers, cl.consumers, cl.received, cl.note,
-                            cl.everyone)
+            sustained.drive(self, sup, cl)
         else:
             for b in range(self.spec.bursts):
                 self._burst(sup, cl, b)
@@ -552,12 +616,12 @@ class Runner:
         if remote is None:
             return
         if at == "before":
-            prods, cons = self.spec.slots()
+            spec = self.spec
             self._clock_hosts = sorted({*self.placement.values(),
                                         *(remote.client_host("producer", i)
-                                          for i in range(len(prods))),
+                                          for i in range(len(spec.processes("producer")))),
                                         *(remote.client_host("consumer", i)
-                                          for i in range(len(cons)))})
+                                          for i in range(len(spec.processes("consumer"))))})
             self.progress(f"clock offsets of {', '.join(self._clock_hosts)} (before)")
         else:
             self.progress("clock offsets (after)")
@@ -567,28 +631,75 @@ class Runner:
         """The shared Chromium if the browser consumers want one, then every consumer, then
         every producer, each group waited for until it says ``ready``."""
         spec = self.spec
-        prods, cons = spec.slots()
+        prods, cons = spec.processes("producer"), spec.processes("consumer")
         rec = self.dir / "records"
         rec.mkdir(exist_ok=True)
         dests = ",".join(f"{self.queue_prefix}q{i}" for i in range(spec.queues))
         shared = None  # the DevTools address of the point's shared Chromium (--browser tabs)
-        if browser.shares(spec.browser, cons):
+        if browser.shares(spec.browser, [r for r, _n in cons]):
             self.progress("starting a shared Chromium for the browser consumers' tabs")
             chromium = sup.start("browser", browser.shared_argv(self.stack.ca), role="browser")
             shared = _wait_all(sup, [chromium], "ready", spec.ready_timeout)[chromium.name]["ws"]
-        self.progress(f"starting {len(cons)} consumer(s)")
-        consumers = [self._start_client(sup, "consumer", i, r, dests, rec, shared)
-                     for i, r in enumerate(cons)]
-        self.ready = _wait_all(sup, consumers, "ready", spec.ready_timeout)
-        producers = [self._start_client(sup, "producer", i, r, dests, rec, shared)
-                     for i, r in enumerate(prods)]
-        self.ready |= _wait_all(sup, producers, "ready", spec.ready_timeout)
+        brokers_before = self._broker_status()
+        t0 = time.monotonic()
+        self.progress(f"starting {spec.consumers} consumer(s)" + (
+            f" in {len(cons)} processes" if len(cons) != spec.consumers else ""))
+        consumers = [self._start_client(sup, "consumer", i, r, n, dests, rec, shared)
+                     for i, (r, n) in enumerate(cons)]
+        self.ready = _wait_all(sup, consumers, "ready", self._ready_timeout(spec.consumers),
+                               slots=self.slots)
+        t1 = time.monotonic()
+        self.progress(f"starting {spec.producers} producer(s)" + (
+            f" in {len(prods)} processes" if len(prods) != spec.producers else ""))
+        producers = [self._start_client(sup, "producer", i, r, n, dests, rec, shared)
+                     for i, (r, n) in enumerate(prods)]
+        self.ready |= _wait_all(sup, producers, "ready", self._ready_timeout(spec.producers),
+                                slots=self.slots)
+        self.outcome.connect = self._connect_figures(brokers_before, t1 - t0,
+                                                     time.monotonic() - t1)
         started = [b.child for b in self.stack.brokers.values() if b.child]
-        return _Clients(producers=producers, consumers=consumers, brokers=started)
+        return _Clients(producers=producers, consumers=consumers, brokers=started,
+                        slots=self.slots)
 
-    def _start_client(self, sup: Supervisor, role: str, i: int, r: clients.Resolved,
+    def _ready_timeout(self, slots: int) -> float:
+        """How long ``slots`` clients may take to say ready: the spec's time-out, and for
+        thousands of connections 20 ms more each (a broker accepted about 200 a second here
+        while it was busy with others)."""
+        return self.spec.ready_timeout + (0.02 * slots if slots > 100 else 0)
+
+    def _broker_status(self) -> dict[str, dict]:
+        """Each started broker's resident memory and threads now."""
+        return {name: b.child.status_now() for name, b in self.stack.brokers.items()
+                if b.child is not None}
+
+    def _connect_figures(self, before: dict, consumers_s: float, producers_s: float) -> dict:
+        """The clients' connect times, and each started broker's memory and threads before
+        the first client and once every slot said ready: what a connection costs it."""
+        slots = self.spec.producers + self.spec.consumers
+        out = {"slots": slots, "processes": len(self.slots),
+               "consumers_ready_s": round(consumers_s, 3),
+               "producers_ready_s": round(producers_s, 3), "brokers": {}}
+        for name, now in self._broker_status().items():
+            was = before.get(name) or {}
+            entry = {"before": was, "connected": now}
+            if was and now:
+                entry["rss_kib_per_connection"] = round(
+                    (now["rss_mb"] - was["rss_mb"]) * 1024 / slots, 1)
+                entry["threads_per_connection"] = round(
+                    (now["threads"] - was["threads"]) / slots, 3)
+            out["brokers"][name] = entry
+        costs = [b for b in out["brokers"].values() if "rss_kib_per_connection" in b]
+        if costs:  # every broker of the point together, per connection of the point
+            out["broker_rss_kib_per_connection"] = round(
+                sum(b["rss_kib_per_connection"] for b in costs), 1)
+            out["broker_threads_per_connection"] = round(
+                sum(b["threads_per_connection"] for b in costs), 3)
+        return out
+
+    def _start_client(self, sup: Supervisor, role: str, i: int, r: clients.Resolved, n: int,
                       dests: str, rec: Path, shared: str | None) -> Child:
-        """The ``i``-th ``role`` client, gated, on its broker's host (or its load host)."""
+        """The ``i``-th ``role`` client process, gated, holding ``n`` slots (connections), on
+        its broker's host (or its load host)."""
         spec = self.spec
         # a tuned entry is named in full wherever its processes appear
         who = r.client.name if r.client.tuned else r.client.language
@@ -596,10 +707,13 @@ class Runner:
         host, broker = self.stack.broker_for(role, i)
         url = broker.url_for(r.protocol)
         self.outcome.client_urls.add(url)
+        # several slots: ids ident.1..ident.n, each its own records file (clients/contract.md)
+        self.slots[ident] = [ident] if n == 1 else [f"{ident}.{k}" for k in range(1, n + 1)]
+        many = ["--connections", str(n)] if n > 1 else []
         args = [
             "--url", url, "--destinations", dests,
-            *spec.client_args(role, r, broker.product), "--id", ident, "--gate",
-            "--records", str(rec / f"{ident}.tsv"),
+            *spec.client_args(role, r, broker.product), "--id", ident, "--gate", *many,
+            "--records", str(rec / ("{id}.tsv" if n > 1 else f"{ident}.tsv")),
         ]  # fmt: skip
         if role == "producer":
             args += ["--nonce", self.outcome.nonce]
@@ -611,7 +725,8 @@ class Runner:
         argv, host = self.stack.place(role, i, host, argv, cwd=rec)
         child = sup.start(ident, argv, role=role, remote=self.stack.remote is not None,
                           env=self.stack.client_env(browser.env_for(r, role, shared)))
-        self.placement[ident] = host
+        for slot in self.slots[ident]:
+            self.placement[slot] = host
         return child
 
     def _burst(self, sup: Supervisor, cl: _Clients, b: int) -> None:
@@ -622,10 +737,10 @@ class Runner:
         for p in cl.producers:
             p.send("go")
         confirmations = _wait_all(sup, cl.producers, "burst", self._burst_timeout(),
-                                  on_other=cl.note)
+                                  on_other=cl.note, slots=cl.slots)
         self.outcome.confirmed[b] = max(e["_rx_ns"] for e in confirmations.values())
         live.confirmed(b)
-        target = self.spec.count * len(cl.producers) * (b + 1)
+        target = self.spec.count * len(cl.of(cl.producers)) * (b + 1)
         self._drain(sup, cl.received, target, cl.note)
         wall = time.monotonic() - window.t0
         self._witness(sup, f"burst {b}", cl.note)
@@ -639,15 +754,15 @@ class Runner:
         them exit by themselves (their usage comes from wait4)."""
         for p in cl.producers:
             p.send("stop")
-        done = _wait_all(sup, cl.producers, "done", 60, on_other=cl.note)
+        done = _wait_all(sup, cl.producers, "done", 60, on_other=cl.note, slots=cl.slots)
         for c in cl.consumers:
             c.send("stop")
-        done.update(_wait_all(sup, cl.consumers, "done", 120))
+        done.update(_wait_all(sup, cl.consumers, "done", 120, slots=cl.slots))
         self.done = done
         gated = cl.producers + cl.consumers
-        live.point_finished(done, gated)
-        self.outcome.foreign_reported = sum(int(done[c.name].get("foreign", 0))
-                                            for c in cl.consumers)
+        live.point_finished(done, {s: c.role for c in gated for s in cl.slots[c.name]})
+        self.outcome.foreign_reported = sum(int(done[s].get("foreign", 0))
+                                            for s in cl.of(cl.consumers))
         for child in gated:
             child.close_stdin()
         deadline = time.monotonic() + 30
@@ -800,7 +915,8 @@ class Runner:
         rec = self.dir / "records"
         ready = self.ready
         for child in sup.children:
-            said = ready.get(child.name, {})
+            own = self.slots.get(child.name, [child.name])
+            said = ready.get(own[0], {})
             socket = ({"tcp_nodelay": said.get("tcp_nodelay"),
                        "tcp_nodelay_how": said.get("tcp_nodelay_how", "not reported")}
                       if child.role in ("producer", "consumer") else {})
@@ -809,26 +925,31 @@ class Runner:
                     **socket,
                     "name": child.name,
                     "role": child.role,
-                    "host": self.placement.get(child.name, child.name.removeprefix("broker-")),
+                    "host": self.placement.get(own[0], child.name.removeprefix("broker-")),
+                    **({"connections": len(own)} if len(own) > 1 else {}),
                     "pid": child.pid,
                     "exit_code": child.returncode,
                     "cpu_s": round(child.usage.cpu_s, 3),
                     "max_rss_mb": round(child.usage.max_rss_mb, 1),
                     "max_open_files": child.usage.max_open_files,
+                    "max_threads": child.usage.max_threads,
                     "log": str(child.log_path.relative_to(self.dir)),
                     # a browser client: its own Chromium or a tab, what Chromium reports
                     **browser.reported(self.done.get(child.name, {})),
                 }
             )
-            path = rec / f"{child.name}.tsv"
-            if not path.exists():
-                continue
-            if child.role == "producer":
-                self.outcome.producer_records.extend(measure.read_producer_records(path))
-                if self.spec.duration:
-                    self.outcome.send_actual.extend(measure.read_producer_actual(path))
-            elif child.role == "consumer":
-                self.outcome.consumer_records[child.name] = measure.read_consumer_records(path)
+            for slot in own:
+                self._collect_records(child.role, slot, rec / f"{slot}.tsv")
+
+    def _collect_records(self, role: str, slot: str, path: Path) -> None:
+        if not path.exists():
+            return
+        if role == "producer":
+            self.outcome.producer_records.extend(measure.read_producer_records(path))
+            if self.spec.duration:
+                self.outcome.send_actual.extend(measure.read_producer_actual(path))
+        elif role == "consumer":
+            self.outcome.consumer_records[slot] = measure.read_consumer_records(path)
 
 
 def metrics(outcome: Outcome, latency_records: list | None = None) -> dict:

@@ -62,17 +62,20 @@ def parse_seconds(text: str) -> float:
     return float(t)
 
 
-def drive(runner, sup, producers, consumers, received: dict, note, everyone) -> None:
+def drive(runner, sup, clients) -> None:
     """One timed burst: every producer sends for warm-up + duration, the consumers drain,
     the brokers' counters are read twice a second throughout."""
     spec = runner.spec
     out = runner.outcome
-    confirmations: dict[str, dict] = {}
+    producers, received, note = clients.producers, clients.received, clients.note
+    everyone = clients.everyone
+    confirmations: dict[str, dict] = {}  # by producer slot (a process may hold several)
     names = {p.name for p in producers}
+    slots = len(clients.of(producers))
 
     def on_event(child, ev):
         if child.name in names and ev.get("event") == "burst":
-            confirmations[child.name] = ev
+            confirmations[clients.slot(child, ev)] = ev
         else:
             note(child, ev)
 
@@ -98,7 +101,7 @@ def drive(runner, sup, producers, consumers, received: dict, note, everyone) -> 
         p.send("go")
     next_sample = go + SAMPLE_EVERY
     deadline = go + span * 2 + 60
-    while len(confirmations) < len(producers):
+    while len(confirmations) < slots:
         now = time.monotonic()
         if now > deadline:
             raise PointFailed(

@@ -20,7 +20,7 @@ from matplotlib.lines import Line2D
 
 from burstbench import profiles
 from burstbench.measure import results
-from burstbench.plots import browser, report, soak, studies, style
+from burstbench.plots import browser, connections, report, soak, studies, style
 from burstbench.plots.figure import (
     busiest_note,
     drawable,
@@ -35,6 +35,7 @@ from burstbench.plots.figure import (
     title,
     whisker,
     why_not,
+    window_latency,
 )
 from burstbench.plots.style import REF_STYLE
 
@@ -279,24 +280,6 @@ def _broker_ticks(points) -> dict[str, str]:
         if b.get("name") and kind not in out:
             out[kind] = f"{b['name']} {b.get('version', '')}".strip()
     return out
-
-
-def window_latency(doc: dict, pct: str) -> tuple[float, float, float]:
-    """A sustained point's latency percentile ``pct`` as its method gives a figure: the median
-    with min and max over its measured 1-s windows that had the samples for one (NaNs when
-    none had); the whole period's figure where the point has no windows (bursts)."""
-    wins = [w for w in ((doc.get("sustained") or {}).get("windows") or {}).get("1s", [])
-            if w.get("measured")]
-    vals = sorted(v for w in wins if isinstance(v := (w.get("latency_ms") or {}).get(pct),
-                                                   (int, float)))
-    if not wins:
-        v = num((doc.get("latency_ms") or {}).get(pct))
-        return v, v, v
-    if not vals:
-        return math.nan, math.nan, math.nan
-    n = len(vals)
-    med = vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
-    return med, vals[0], vals[-1]
 
 
 def chart_latency_by_category(manifest, points, axis: str, x_key: str, path: Path, *,
@@ -797,6 +780,8 @@ def _drawers() -> dict:
         "latency-vs-load": lambda m, pts, axis, charts: chart_latency(
             m, pts, charts / "latency-vs-load.png"),
         "find-max": lambda m, pts, axis, charts: chart_find_max(m, pts, charts / f"{axis}.png"),
+        "by-connections": lambda m, pts, axis, charts: connections.chart_by_connections(
+            m, pts, charts / f"{axis}.png"),
     }
 
 

@@ -208,3 +208,21 @@ def rates(pts, key):
 def legend_of(fig, ax, **kw):
     handles, labels = ax.get_legend_handles_labels()
     return style.legend_beside(fig, handles, labels, **kw)
+
+
+def window_latency(doc: dict, pct: str) -> tuple[float, float, float]:
+    """A sustained point's latency percentile ``pct`` as its method gives a figure: the median
+    with min and max over its measured 1-s windows that had the samples for one (NaNs when
+    none had); the whole period's figure where the point has no windows (bursts)."""
+    wins = [w for w in ((doc.get("sustained") or {}).get("windows") or {}).get("1s", [])
+            if w.get("measured")]
+    vals = sorted(v for w in wins if isinstance(v := (w.get("latency_ms") or {}).get(pct),
+                                                   (int, float)))
+    if not wins:
+        v = num((doc.get("latency_ms") or {}).get(pct))
+        return v, v, v
+    if not vals:
+        return math.nan, math.nan, math.nan
+    n = len(vals)
+    med = vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+    return med, vals[0], vals[-1]

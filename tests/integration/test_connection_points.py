@@ -1,0 +1,59 @@
+"""Points whose client processes hold many connections (``--connections-per-process``): each
+connection a slot, accounted, recorded and judged like a process of its own."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import client_or_skip, need_broker_built
+
+from burstbench.measure.points import document
+from burstbench.measure.run import PointSpec, Runner
+
+pytestmark = pytest.mark.integration
+
+
+def _run(tmp_path, **kw) -> dict:
+    need_broker_built()
+    spec = PointSpec(**kw)
+    for name in {*spec.producer, *spec.consumer}:
+        client_or_skip(name)
+    out = Runner(spec, tmp_path / "point").run()
+    return document(out, "now")
+
+
+def test_slots_of_four_languages_are_judged_like_processes(tmp_path):
+    """Two Python and Perl producer processes of 2 slots each, two JMS and stompjs consumer
+    processes of 3 slots each: every slot's records are read (ids ``c1-java.1`` ...), the
+    accounting is exact, and each process says how many connections it held."""
+    doc = _run(tmp_path, producer=["stomp-py", "net-stomp"], consumer=["openwire-jms", "stompjs"],
+               producers=4, consumers=6, connections_per_process=2, count=300, bursts=2,
+               prefetch=20)
+    assert doc["status"] == "ok", doc["errors"]
+    acc = doc["accounting"]
+    assert (acc["sent"], acc["received"], acc["lost"], acc["duplicates"]) == (2400, 2400, 0, 0)
+    procs = {p["name"]: p for p in doc["resources"]["processes"] if p["role"] in ("producer", "consumer")}
+    assert sorted(procs) == ["c1-java", "c2-node", "c3-java", "c4-node",
+                             "p1-python", "p2-perl"], sorted(procs)
+    held = {n: p.get("connections", 1) for n, p in procs.items()}
+    assert held == {"c1-java": 2, "c2-node": 2, "c3-java": 1, "c4-node": 1,
+                    "p1-python": 2, "p2-perl": 2}, held
+    records = sorted(f.stem for f in (tmp_path / "point" / "records").glob("*.tsv"))
+    assert records == ["c1-java.1", "c1-java.2", "c2-node.1", "c2-node.2", "c3-java", "c4-node",
+                       "p1-python.1", "p1-python.2", "p2-perl.1", "p2-perl.2"], records
+
+
+def test_a_thousand_connections_in_four_processes(tmp_path):
+    """500 paced producer slots and 500 consumer slots of stompjs, 250 to a process, on
+    Classic's nio connectors: 1,000 connections to the broker, every message accounted."""
+    doc = _run(tmp_path, producer=["stompjs"], consumer=["stompjs"], producers=500,
+               consumers=500, connections_per_process=250, count=4, bursts=2, rate=4.0,
+               transport="nio", prefetch=10)
+    assert doc["status"] == "ok", doc["errors"]
+    acc = doc["accounting"]
+    assert (acc["sent"], acc["received"], acc["lost"], acc["duplicates"]) == (4000, 4000, 0, 0)
+    clients = [p for p in doc["resources"]["processes"] if p["role"] in ("producer", "consumer")]
+    assert len(clients) == 4 and all(p["connections"] == 250 for p in clients), clients
+    assert doc["parameters"]["connections_per_process"] == 250
+    assert json.dumps(doc)  # the result file holds it (the schema check runs at teardown)
