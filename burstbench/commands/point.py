@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from burstbench import clients
-from burstbench.commands.args import integer, rate, seconds
+from burstbench.commands.args import integer, number, rate, seconds
 from burstbench.infra import brokers, topology
 from burstbench.measure.run import PointSpec
 
@@ -30,6 +30,9 @@ def add_point_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--connections-per-process", type=integer(1), default=1, metavar="N",
                    help="producer and consumer slots per client process, each a connection of "
                         "its own (stock clients; default 1: a process per slot)")
+    p.add_argument("--connect-timeout", type=number(0), default=0.0, metavar="S",
+                   help="the clients' --connect-timeout, seconds per connection (default: "
+                        "theirs, 10); thousands connecting at once may need more")
     p.add_argument("--count", type=integer(1), default=10000,
                    help="messages per producer per burst")
     p.add_argument("--size", type=integer(1), default=6, help="body bytes")
@@ -174,6 +177,7 @@ def spec_from(args) -> PointSpec:
         producers=args.producers,
         consumers=args.consumers,
         connections_per_process=args.connections_per_process,
+        connect_timeout=args.connect_timeout,
         count=args.count,
         size=args.size,
         bursts=args.bursts,

@@ -158,6 +158,7 @@ SUMMARY_COLUMNS = [
     "connect.producers_ready_s",
     "connect.broker_rss_kib_per_connection",
     "connect.broker_threads_per_connection",
+    "connect_timeout",
 ]
 
 HLOG_INTERVAL_S = 1  # the interval of a point's .hlog, seconds of receive time

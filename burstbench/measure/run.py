@@ -47,6 +47,8 @@ class PointSpec:
     # producer and consumer slots per client process, each a connection of its own
     # (clients/contract.md, --connections): 1 = a process per slot
     connections_per_process: int = 1
+    # the clients' --connect-timeout, seconds per connection (0: the clients' own default, 10)
+    connect_timeout: float = 0.0
     count: int = 10000  # per producer per burst
     size: int = 6
     bursts: int = 4
@@ -148,6 +150,8 @@ class PointSpec:
         the runner adds the addresses, ids, nonce, records and credentials): ``r`` a STOMP
         consumer on ActiveMQ Artemis (``product``) gets its window in bytes too."""
         args = ["--count", str(self.count), "--size", str(self.size), "--bursts", str(self.bursts)]
+        if self.connect_timeout:
+            args += ["--connect-timeout", f"{self.connect_timeout:g}"]
         if self.tx_batch:
             args += ["--tx-batch", str(self.tx_batch)]
         if role == "consumer":
@@ -190,6 +194,8 @@ class PointSpec:
             (self.consumers >= 1, f"consumers must be >= 1: {self.consumers}"),
             (1 <= self.connections_per_process <= 100000,
              f"connections per process must be 1..100000: {self.connections_per_process}"),
+            (0 <= self.connect_timeout <= 86400,
+             f"connect timeout must be 0..86400 s: {self.connect_timeout:g}"),
             (1 <= self.queues <= 65536, f"queues must be 1..65536: {self.queues}"),
             (self.warmup >= 0, f"warmup must be >= 0 s: {self.warmup:g}"),
             (not self.warmup or self.duration, "--warmup needs --duration (sustained mode)"),
@@ -289,6 +295,11 @@ class PointSpec:
         if self.transport not in brokers.TRANSPORTS:
             raise ValueError(f"--transport: {self.transport!r} is not one of "
                              f"{', '.join(brokers.TRANSPORTS)}")
+        if self.transport != "tcp" and not any(
+                r.protocol in ("stomp", "openwire") for r in (*self.slots()[0], *self.slots()[1])):
+            raise ValueError(f"--transport {self.transport} changes the STOMP and OpenWire "
+                             "connectors; every client of this point speaks WebSocket, whose "
+                             "connector it leaves as it is (stompjs:tcp speaks STOMP over TCP)")
         if self.transport != "tcp" and self.broker_urls:
             raise ValueError("--transport is the connectors of the broker the bench starts; "
                              "with --broker-url the URL's scheme says (nio://, stomp+nio://)")
