@@ -46,9 +46,9 @@ def check(spec) -> None:
         who = "the broker" if own_broker else "a client process"
         raise ValueError(
             f"{slots:,} connections need about {need_files:,} open files in {who}; processes "
-            f"the harness starts may open {lim['nofile']:,} (raise the hard limit: "
-            "`ulimit -Hn` in /etc/security/limits.conf, or run as root, where the harness "
-            "raises it to fs.nr_open)")
+            f"the harness starts may open {lim['nofile']:,} (raise the hard limit: nofile "
+            "in /etc/security/limits.conf or LimitNOFILE of the service; root with "
+            "CAP_SYS_RESOURCE has the harness raise it to fs.nr_open)")
     ports = lim.get("local_ports")
     if ports and slots > ports:
         raise ValueError(

@@ -35,7 +35,9 @@ NOFILE_WANTED = 1 << 20
 
 
 def _nofile_target() -> int:
-    """The open-files limit children get: the hard limit, raised when root may raise it."""
+    """The open-files limit children get: the hard limit, raised when this process may raise
+    it (root with CAP_SYS_RESOURCE: a container's root often lacks it). Tried on the harness
+    itself, whose own limit may as well be as high."""
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if os.geteuid() != 0:
         return hard
@@ -43,7 +45,13 @@ def _nofile_target() -> int:
         ceiling = int(Path("/proc/sys/fs/nr_open").read_text())
     except (OSError, ValueError):
         return hard
-    return max(hard, min(NOFILE_WANTED, ceiling))
+    want = max(hard, min(NOFILE_WANTED, ceiling))
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, want))
+    except (ValueError, OSError):
+        return hard  # not allowed to raise the maximum
+    return want
 
 
 _NOFILE = _nofile_target()

@@ -67,3 +67,20 @@ def test_a_websocket_point_refuses_a_transport_it_would_not_use():
     WebSocket (stompjs's default) would be labelled nio while running on Jetty's connector."""
     with pytest.raises(ValueError, match="WebSocket"):
         PointSpec(producer=["stompjs"], consumer=["stompjs"], transport="nio").validate()
+
+
+@pytest.mark.full
+def test_ten_thousand_consumers_on_classic_nio(tmp_path):
+    """The issue's target (full tier: ``./bench test --full -k ten_thousand
+    tests/integration/test_connection_points.py``): 10,000 concurrent stompjs consumers over
+    STOMP/TCP on Classic's nio connectors, 500 to a process, and 1,000 producers offering
+    1,000 msg/s together; each connection may take 60 s to open. Exact accounting. (As many
+    producers as consumers would need 20,000 descriptors in the broker: where a process may
+    open 20,000, that point is refused before it starts, naming the limit.)"""
+    doc = _run(tmp_path, producer=["stompjs:tcp"], consumer=["stompjs:tcp"], producers=1000,
+               consumers=10000, connections_per_process=500, count=2, bursts=2, rate=1.0,
+               transport="nio", prefetch=10, connect_timeout=60)
+    assert doc["status"] == "ok", doc["errors"]
+    acc = doc["accounting"]
+    assert (acc["sent"], acc["received"], acc["lost"], acc["duplicates"]) == (4000, 4000, 0, 0)
+    assert doc["connect"]["slots"] == 11000
