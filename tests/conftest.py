@@ -186,11 +186,29 @@ DECLARED_SKIPS = {
 }
 
 
+# Entries built from another entry's sources (pekko-bridge/pom.xml filters akka-bridge's):
+# a behaviour is checked once, on the source's entry; the twin runs in the default tier only
+# the tests that prove its own build and runtime work (a burst, TLS with a login, the HTTP
+# route), and every other case in the full tier.
+SOURCE_TWINS = {"pekko-bridge": "akka-bridge"}
+TWIN_DEFAULT_TESTS = {"test_ten_thousand_burst_exact_accounting",
+                      "test_round_trip_over_tls_with_credentials",
+                      "test_bursts_through_the_broker_route"}
+
+
+def _twin_case(item) -> bool:
+    params = getattr(getattr(item, "callspec", None), "params", {}) or {}
+    return (any(isinstance(v, str) and v in SOURCE_TWINS for v in params.values())
+            and getattr(item, "originalname", item.name) not in TWIN_DEFAULT_TESTS)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         kind = Path(str(item.fspath)).parent.name
         if kind in KINDS:
             item.add_marker(getattr(pytest.mark, kind))
+        if kind in ("contract", "integration") and _twin_case(item):
+            item.add_marker(pytest.mark.full)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -15,6 +15,9 @@ def add_arguments(p) -> None:
                    "rewrite them; publish RUN: copy a complete run's summary.csv and manifest "
                    "to docs/data/")
     p.add_argument("run", nargs="?", help="publish: run id, 'latest' or a path")
+    p.add_argument("--partial", action="store_true",
+                   help="publish: also a run some of whose points failed or were skipped (a "
+                   "page may say so; a figure of such a point stays an error)")
 
 
 def run(args) -> int:
@@ -25,7 +28,7 @@ def run(args) -> int:
         if args.action == "publish":
             if not args.run:
                 raise quoted.QuoteError("docs publish needs a run id, 'latest' or a path")
-            for f in quoted.publish(results.resolve_run(args.run)):
+            for f in quoted.publish(results.resolve_run(args.run), partial=args.partial):
                 print(f"bench docs: wrote {f.relative_to(quoted.paths.ROOT)}")
             return 0
         n, diffs = quoted.check(write=args.action == "render")

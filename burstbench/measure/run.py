@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from burstbench import clients, options
-from burstbench.infra import brokers, browser, outside, topology
+from burstbench.infra import brokerlog, brokers, browser, outside, topology
 from burstbench.infra.procs import (
     Child,
     Interrupted,
@@ -571,12 +571,21 @@ class Runner:
             raise
         finally:
             sup.stop_all()  # (a failed bring-up has stopped its own already)
+            if self.outcome.status == "failed":
+                self._broker_reasons()
             self._note_stack()
             self._collect(sup)
             if self.stack.remote is not None:
                 self._correct_clocks()
             self.outcome.wall_s = time.monotonic() - t0
         return self.outcome
+
+    def _broker_reasons(self) -> None:
+        """A failed point's errors gain what each started broker's log says about dropped
+        connections (burstbench/infra/brokerlog.py): the client only knew it lost one."""
+        for name, b in self.stack.started_brokers().items():
+            self.outcome.errors += [f"broker {name} {why} (log: {b.child.log_path})"
+                                    for why in brokerlog.explain(b.child.log_path)]
 
     def _note_stack(self) -> None:
         """What the outcome records of the infrastructure (kept after it is gone)."""

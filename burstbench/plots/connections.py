@@ -2,8 +2,9 @@
 
 Four panels over the number of concurrent consumers (as many producers beside them, the
 offered load fixed): the receive rate, p50 and p99 latency under that paced load, the broker's
-resident memory per connection, and the time the clients took to connect. A series per
-library and broker transport (``tcp``: a thread per connection; ``nio``: a selector).
+resident memory per connection (from 1,000 connections), and the time the clients took to
+connect. A series per library and broker: Classic's ``tcp`` connectors (a thread per
+connection), its ``nio`` ones (a selector), Artemis (Netty).
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ from burstbench.plots.figure import (
     window_latency,
 )
 
+MEMORY_FROM = 1000  # connections: a point with fewer has no memory per connection drawn
+
+
+def _slots(p: dict) -> int:
+    return int((p.get("connect") or {}).get("slots") or 0)
+
 
 def broker_cost(p: dict) -> tuple[float, float]:
     """The started broker's resident KiB and threads per connection once every client was
@@ -49,17 +56,19 @@ def connect_seconds(p: dict) -> float:
 
 
 def _styles(series: dict[str, list[tuple]]) -> dict[str, dict]:
-    """A series in its client's colour (as in every chart), its broker transport told by the
-    line: tcp solid, nio dashed."""
+    """A series in its client's colour (as in every chart), its broker and transport told by
+    the line: Classic tcp solid, Classic nio dashed, Artemis dash-dotted."""
     out = styles_of(series)
     for label, pts in series.items():
         params = pts[0][1].get("parameters") or {}
         client = style.client_style((params.get("consumer") or [""])[0])
         if client is None:
             continue
-        nio = params.get("transport") == "nio"
-        out[label] = {**out[label], "color": client["color"],
-                      "linestyle": "--" if nio else "-", "marker": "s" if nio else "o"}
+        if str(params.get("broker") or "").startswith("artemis"):
+            line, marker = "-.", "^"
+        else:
+            line, marker = ("--", "s") if params.get("transport") == "nio" else ("-", "o")
+        out[label] = {**out[label], "color": client["color"], "linestyle": line, "marker": marker}
     return out
 
 
@@ -84,7 +93,8 @@ def chart_by_connections(manifest, points, path: Path) -> Path:
             rows["lat"] += [v[0] for v in lat if math.isfinite(v[0]) and v[0] > 0]
             whisker(lat_ax, xs, [v[0] for v in lat], [v[1] for v in lat], [v[2] for v in lat],
                     None, marker=st["marker"], linestyle=dash, color=st["color"])
-        kib = [broker_cost(p)[0] for _, p in pts]
+        # (below MEMORY_FROM connections the broker's other allocations dominate the growth)
+        kib = [broker_cost(p)[0] if _slots(p) >= MEMORY_FROM else math.nan for _, p in pts]
         mem_ax.plot(xs, kib, markersize=4, **line)
         rows["mem"] += [(x, v, v, v, st["color"]) for x, v in zip(xs, kib)]
         secs = [connect_seconds(p) for _, p in pts]
@@ -108,7 +118,8 @@ def chart_by_connections(manifest, points, path: Path) -> Path:
     lat_ax.set_title("latency under the paced load", fontsize=10)
     style.scale_to_data(mem_ax, rows["mem"], bottom=0)
     mem_ax.set_ylabel("broker resident KiB per connection")
-    mem_ax.set_title("broker memory per connection (all connected)", fontsize=10)
+    mem_ax.set_title(f"broker memory per connection (all connected; {MEMORY_FROM:,}+ connections)",
+                     fontsize=10)
     style.scale_to_data(conn_ax, rows["conn"], bottom=0)
     conn_ax.set_ylabel("seconds until every client said ready")
     conn_ax.set_title("time to connect all clients", fontsize=10)

@@ -137,12 +137,16 @@ def why_not(p: dict) -> str:
 
 
 def mark_not_drawn(ax, marks: list[tuple[float, str]]) -> None:
-    """A failed or skipped point: a cross on the x axis with its reason, never a value."""
+    """A failed or skipped point: a cross on the x axis with its reason, never a value (on
+    the axis itself, whatever the y scale: a log axis has no 0)."""
+    on_axis = ax.get_xaxis_transform()  # x in data, y in the axes' fraction
     for x, text in marks:
         ax.plot([x], [0], marker="X", color="#c0392b", markersize=9, clip_on=False, zorder=5,
-                linestyle="none", gid=style.NOT_DRAWN)
-        ax.annotate(text, (x, 0), xytext=(3, 6), textcoords="offset points", rotation=90,
-                    fontsize=6.5, color="#c0392b", va="bottom", ha="left")
+                linestyle="none", gid=style.NOT_DRAWN, transform=on_axis)
+        ann = ax.annotate(text, (x, 0), xycoords=on_axis, xytext=(3, 6),
+                          textcoords="offset points", rotation=90, fontsize=6.5,
+                          color="#c0392b", va="bottom", ha="left", annotation_clip=False)
+        ann.set_in_layout(False)  # (a reason taller than a short panel defeats tight_layout)
 
 
 def not_drawn(points: list[dict], x_key: str) -> list[tuple[object, str, str]]:

@@ -240,13 +240,20 @@ def check(root: Path = paths.ROOT, write: bool = False) -> tuple[int, list[Diffe
     return n, diffs
 
 
-def publish(run_dir: Path, data: Path = DATA) -> list[Path]:
-    """Copy a finished run's summary and a manifest of where it ran into ``docs/data``."""
+def publish(run_dir: Path, data: Path = DATA, partial: bool = False) -> list[Path]:
+    """Copy a finished run's summary and a manifest of where it ran into ``docs/data``. A run
+    some of whose points failed or were skipped is published only with ``partial`` (its
+    manifest keeps the status, and a marker on such a point stays an error): a page may show
+    what failed beside what held, never a figure of a failed point."""
     manifest = json.loads((run_dir / "run.json").read_text())
     run_id = manifest.get("run_id") or run_dir.name
-    if manifest.get("status") != "complete":
-        raise QuoteError(f"run {run_id} is {manifest.get('status')!r}: only a complete run "
-                         "is published")
+    status = manifest.get("status")
+    if status != "complete" and not (
+            partial and status == "failed" and _ran_to_end(run_dir, manifest)):
+        raise QuoteError(f"run {run_id} is {status!r}: only a complete run is published"
+                         + ("" if partial or status != "failed" else
+                            " (--partial publishes one whose failed points are shown as such)")
+                         + (": it did not run to its end" if partial else ""))
     commit = str(manifest.get("git_commit", ""))
     if not commit or commit.endswith("-dirty"):
         raise QuoteError(f"run {run_id} ran at commit {commit or '?'}: published figures come "
@@ -283,3 +290,16 @@ def publish(run_dir: Path, data: Path = DATA) -> list[Path]:
                                       indent=2) + "\n")
     rows_of.cache_clear()
     return out
+
+
+def _ran_to_end(run_dir: Path, manifest: dict) -> bool:
+    """The run measured every point it planned, some failed or were skipped and some held (a
+    run interrupted, or failed before its points, is not published even partially)."""
+    try:
+        with open(run_dir / "summary.csv", newline="") as f:
+            held = any(r.get("status") == "ok" and r.get("point") != "calibration"
+                       for r in csv.DictReader(f))
+    except OSError:
+        return False
+    return bool(manifest.get("finished")) and held and (
+        manifest.get("failed_points", 0) + manifest.get("skipped_points", 0)) > 0

@@ -81,12 +81,12 @@ def _send(p: subprocess.Popen, line: str) -> None:
 
 
 @pytest.mark.parametrize("spec", STOCK)
-def test_slots_of_one_process_are_connections_each_accounted(spec, broker, tmp_path):
+def test_slots_of_one_process_are_connections_each_accounted(spec, shared_broker, tmp_path):
     """A consumer process of 4 slots and a producer process of 3, gated, two bursts: 7 ready
     lines with the slot ids, 7 connections to the broker, each producer slot's burst confirmed
     on its own, each consumer slot's records in a file of its own; the union is exact."""
     r = client_or_skip(spec)
-    url = broker.url_for(r.protocol)
+    url = shared_broker.url_for(r.protocol)
     port = int(url.rsplit(":", 1)[1].strip("/"))
     q, count = f"contract.conn.{uuid.uuid4().hex[:8]}", 500
     rec = tmp_path / "{id}.tsv"
@@ -135,12 +135,13 @@ def test_slots_of_one_process_are_connections_each_accounted(spec, broker, tmp_p
     assert all(done.values()), f"a prefetch of 10 shares the queue among the slots: {done}"
 
 
+@pytest.mark.full  # (the gated slots above are counted per slot in the default tier)
 @pytest.mark.parametrize("spec", STOCK)
-def test_ungated_slots_stop_together_at_count_times_bursts(spec, broker, tmp_path):
+def test_ungated_slots_stop_together_at_count_times_bursts(spec, shared_broker, tmp_path):
     """Without --gate: a producer of 2 slots sends its bursts back to back and exits; a consumer
     of 3 slots stops once they have together received count x bursts x 2."""
     r = client_or_skip(spec)
-    url = broker.url_for(r.protocol)
+    url = shared_broker.url_for(r.protocol)
     q = f"contract.conn.{uuid.uuid4().hex[:8]}"
     common = ["--url", url, "--destinations", q, "--records", str(tmp_path / "{id}.tsv")]
     cons = subprocess.Popen(
@@ -180,12 +181,12 @@ def test_several_connections_need_a_records_path_per_slot(spec, tmp_path):
 
 
 @pytest.mark.parametrize("spec", STOCK)
-def test_paced_slots_spread_over_each_interval(spec, broker, tmp_path):
+def test_paced_slots_spread_over_each_interval(spec, shared_broker, tmp_path):
     """--rate 10 on 4 slots: slot k's message s is due at start + (s + k/4)/10 s, so the
     intended times (bb_sent_ns, recorded as sent_ns) of one message number are 25 ms apart
     from slot to slot, and each slot's 100 ms apart from message to message."""
     r = client_or_skip(spec)
-    p = run_client(r, "producer", ["--url", broker.url_for(r.protocol), "--destinations",
+    p = run_client(r, "producer", ["--url", shared_broker.url_for(r.protocol), "--destinations",
                                    f"contract.conn.{uuid.uuid4().hex[:8]}", "--count", "3",
                                    "--rate", "10", "--connections", "4", "--id", "p",
                                    "--records", str(tmp_path / "{id}.tsv")])

@@ -8,12 +8,13 @@ import time
 
 import pytest
 from conftest import client_or_skip, need_broker_built, run_client
-from test_contract import SPECS, pair_run
+from test_contract import SPECS, connect_cases, pair_run
 
 from burstbench.infra import brokers, tls
 from burstbench.infra.procs import Supervisor
 
-pytestmark = pytest.mark.integration
+# its module-scoped brokers start once: every test of the module on one worker
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("security")]
 # begins with a dash: a value is handed over as --password=VALUE, as the harness does
 # (burstbench/options.command), or a parser takes it for an option
 PASSWORD = "-" + secrets.token_urlsafe(12)
@@ -55,7 +56,7 @@ def test_round_trip_over_tls_with_credentials(spec, secure_broker, tmp_path):
     assert len(got) == 200 and all(x.body_ok for x in got)
 
 
-@pytest.mark.parametrize("spec", TLS_SPECS)
+@pytest.mark.parametrize("spec", connect_cases(TLS_SPECS))
 def test_wrong_password_fails_fast_naming_the_broker(spec, secure_broker):
     broker, material = secure_broker
     r = client_or_skip(spec)
@@ -70,7 +71,7 @@ def test_wrong_password_fails_fast_naming_the_broker(spec, secure_broker):
     assert url.split("://", 1)[1].rstrip("/") in lines[0]
 
 
-@pytest.mark.parametrize("spec", TLS_SPECS)
+@pytest.mark.parametrize("spec", connect_cases(TLS_SPECS))
 def test_an_unknown_ca_is_refused(spec, secure_broker, tmp_path):
     """Verification is on: a certificate from another CA does not connect."""
     broker, _ = secure_broker

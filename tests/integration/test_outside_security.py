@@ -26,7 +26,8 @@ from distributions import start_classic
 from burstbench.infra import tls
 from burstbench.infra.procs import Supervisor
 
-pytestmark = pytest.mark.integration
+# its module-scoped brokers start once: every test of the module on one worker
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("outside_security")]
 
 USER = "app"
 PASSWORD = f"pw-{secrets.token_hex(8)}"

@@ -121,7 +121,10 @@ def test_pi_over_the_broker_mixed_languages_equals_the_exact_sum(tmp_path):
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("backend, elements", [("akka", [10, 1000]), ("pekko", [10])])
+@pytest.mark.parametrize("backend, elements", [
+    ("akka", [10, 1000]),
+    # the same actors built on Pekko (the runtimes study runs both): the full tier
+    pytest.param("pekko", [10], marks=pytest.mark.full)])
 def test_pi_over_actors_equals_the_exact_sum(tmp_path, backend, elements):
     """The same PiActors on Akka 2.6 and on Apache Pekko: every sum exact."""
     _bridge_or_skip()

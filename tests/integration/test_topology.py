@@ -26,7 +26,14 @@ def _exact(m, n):
         (n, n, 0, 0, 0), a
 
 
-@pytest.mark.parametrize("topo", topology.TOPOLOGIES)
+# one broker, one bridge and a mesh in the default tier; the longer shapes (a split, three
+# brokers in a chain and in a mesh) in the full one: ./bench test --full -k every_topology
+DEFAULT_TOPOLOGIES = ("single", "forward", "mesh2")
+
+
+@pytest.mark.parametrize("topo", [t if t in DEFAULT_TOPOLOGIES else
+                                  pytest.param(t, marks=pytest.mark.full)
+                                  for t in topology.TOPOLOGIES])
 def test_every_topology_delivers_persistent_messages_exactly_once(topo, tmp_path):
     out, m = _run(tmp_path, topology=topo, consumers=3, count=5000, bursts=1, persistent=True,
                   persistence="kahadb-nosync")

@@ -38,6 +38,9 @@ from burstbench.plots import soak as soak_chart
 
 matplotlib.use("Agg")
 
+# every test reads the charts one fixture draws (a minute and a half): one worker draws them
+pytestmark = pytest.mark.xdist_group("charts")
+
 CLIENT_NAMES = ("net-stomp", "stomp-py", "stompjs", "stompjs:tcp", "stompjs-tcp",
                 "stompjs:browser", "openwire-jms", "akka-bridge")
 WHISKER = 250_000.0  # one send whisker far above every median (the consumers chart)
@@ -395,7 +398,7 @@ EVERY_KIND = ("throughput-by-consumers.png", "throughput-by-size.png",
               "throughput-by-language-pair.png", "latency-vs-load.png", "find-max.png",
               "p99-nagle-vs-nodelay.png",
               "browser-by-tabs.png", "browser-by-size.png", "pi.png", "reqreply.png",
-              "soak.png")
+              "connections.png", "soak.png")
 
 
 def test_every_chart_kind_is_drawn(readings):

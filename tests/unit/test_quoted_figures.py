@@ -150,3 +150,27 @@ def test_publish_takes_a_complete_clean_run_and_no_machine_path(tmp_path):
     csv_out, json_out = quoted.publish(run, tmp_path / "data")
     assert csv_out.read_text() == "point,status\na,ok\n"
     assert json.loads(json_out.read_text())["command"] == ["burstbench", "sweep"]
+
+
+def test_publish_partial_takes_a_finished_run_with_failed_points_never_their_figures(tmp_path):
+    import json
+
+    run = tmp_path / "r8"
+    run.mkdir()
+    (run / "summary.csv").write_text("point,status,throughput.recv_msgs_per_s\n"
+                                     "calibration,ok,9\na,ok,5\nb,failed,\n")
+    manifest = {"run_id": "r8", "status": "failed", "git_commit": "abc123",
+                "finished": "2026-12-03T00:58:38+00:00", "failed_points": 1, "command": []}
+    (run / "run.json").write_text(json.dumps(manifest))
+    with pytest.raises(quoted.QuoteError, match="--partial publishes one"):
+        quoted.publish(run, tmp_path / "data")
+    for bad in (dict(manifest, status="interrupted"), dict(manifest, finished=None),
+                dict(manifest, failed_points=0)):
+        (run / "run.json").write_text(json.dumps(bad))
+        with pytest.raises(quoted.QuoteError, match="only a complete run"):
+            quoted.publish(run, tmp_path / "data", partial=True)
+    (run / "run.json").write_text(json.dumps(manifest))
+    _, json_out = quoted.publish(run, tmp_path / "data", partial=True)
+    assert json.loads(json_out.read_text())["status"] == "failed"
+    with pytest.raises(quoted.QuoteError, match="is 'failed', not ok"):
+        quoted.render_one("r8 b recv", tmp_path / "data")
