@@ -13,8 +13,7 @@ from test_contract import SPECS, connect_cases, pair_run
 from burstbench.infra import brokers, tls
 from burstbench.infra.procs import Supervisor
 
-# its module-scoped brokers start once: every test of the module on one worker
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("security")]
+pytestmark = pytest.mark.integration
 # begins with a dash: a value is handed over as --password=VALUE, as the harness does
 # (burstbench/options.command), or a parser takes it for an option
 PASSWORD = "-" + secrets.token_urlsafe(12)

@@ -16,8 +16,7 @@ from distributions import start_artemis, start_classic
 
 from burstbench.infra.procs import Supervisor
 
-# its module-scoped brokers start once: every test of the module on one worker
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("outside_brokers")]
+pytestmark = pytest.mark.integration
 
 MIXED = ["--producer", "net-stomp,stomp-py", "--producers", "2",
          "--consumer", "stompjs,openwire-jms,stomp-py,net-stomp", "--consumers", "4"]

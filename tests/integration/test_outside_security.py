@@ -26,8 +26,7 @@ from distributions import start_classic
 from burstbench.infra import tls
 from burstbench.infra.procs import Supervisor
 
-# its module-scoped brokers start once: every test of the module on one worker
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("outside_security")]
+pytestmark = pytest.mark.integration
 
 USER = "app"
 PASSWORD = f"pw-{secrets.token_hex(8)}"

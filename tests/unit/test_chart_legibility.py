@@ -38,9 +38,6 @@ from burstbench.plots import soak as soak_chart
 
 matplotlib.use("Agg")
 
-# every test reads the charts one fixture draws (a minute and a half): one worker draws them
-pytestmark = pytest.mark.xdist_group("charts")
-
 CLIENT_NAMES = ("net-stomp", "stomp-py", "stompjs", "stompjs:tcp", "stompjs-tcp",
                 "stompjs:browser", "openwire-jms", "akka-bridge")
 WHISKER = 250_000.0  # one send whisker far above every median (the consumers chart)
@@ -360,7 +357,7 @@ class Reading:
         return bad
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # (once per worker, not once per module run)
 def readings(tmp_path_factory) -> dict[str, Reading]:
     """Every chart of every profile's fixture run, the studies and a soak: name -> reading.
     A chart drawn for several profiles is read once per profile (``blog/…``)."""
