@@ -23,8 +23,9 @@ VERSION = "1.33.0"  # the Kubernetes release the manifests are checked against
 
 
 def manifests() -> list[tuple[str, dict]]:
+    """Every object: the kustomization's files and the results reader (fetch/)."""
     out = []
-    for f in sorted(K8S.glob("*.yaml")):
+    for f in sorted(K8S.glob("*.yaml")) + sorted((K8S / "fetch").glob("*.yaml")):
         if f.name == "kustomization.yaml":
             continue
         out += [(f.name, d) for d in yaml.safe_load_all(f.read_text()) if d]
@@ -36,7 +37,7 @@ def by_kind(kind: str) -> dict[str, dict]:
 
 
 def pod_specs() -> dict[str, dict]:
-    out = {}
+    out = dict(by_kind("Pod"))
     for kind in ("StatefulSet", "Deployment", "Job"):
         for name, d in by_kind(kind).items():
             out[name] = d["spec"]["template"]
@@ -115,7 +116,7 @@ def compose_builds() -> set[str]:
 def test_images_are_the_compose_builds_or_pinned_to_an_exact_version():
     built = compose_builds()
     for name, pod in pod_specs().items():
-        for c in pod["spec"]["containers"]:
+        for c in pod["spec"]["containers"] + pod["spec"].get("initContainers", []):
             image = c["image"]
             assert image in built or re.fullmatch(r"[\w./-]+:\d+(\.\d+)+[\w.-]*", image), \
                 f"{name}: {image} is neither a compose build nor pinned"
@@ -180,3 +181,84 @@ def test_load_generators_are_named_pods_of_the_bench_image_an_inventory_can_plac
     pods = {h.kubectl["pod"] for h in inv.hosts}
     assert pods == {f"loadgen-{i}" for i in range(sts["spec"]["replicas"])}
     assert {h.kubectl["namespace"] for h in inv.hosts} == {"burstbench"}
+
+
+def _job_container():
+    [c] = by_kind("Job")["bench"]["spec"]["template"]["spec"]["containers"]
+    return c
+
+
+def _wait_for_brokers():
+    [init] = by_kind("Job")["bench"]["spec"]["template"]["spec"]["initContainers"]
+    env = {e["name"]: e["value"] for e in init["env"]}
+    return init, env
+
+
+def test_the_bench_job_waits_for_every_connector_its_broker_urls_name():
+    """The Job's init container waits for exactly the connectors the sweep will use, and the
+    brokers report ready only when all three of theirs accept (as compose's healthcheck)."""
+    init, env = _wait_for_brokers()
+    assert init["image"] == _job_container()["image"]
+    argv = _job_container()["args"]
+    urls = [argv[i + 1] for i, a in enumerate(argv) if a == "--broker-url"]
+    named = [f"{urlsplit(u).hostname}:{urlsplit(u).port}" for text in urls
+             for u in text.split(",")]
+    assert env["BROKERS"].split() == named
+    for b in kube.BROKERS:
+        [c] = by_kind("StatefulSet")[b]["spec"]["template"]["spec"]["containers"]
+        probe = " ".join(c["readinessProbe"]["exec"]["command"])
+        for port in connector_ports(ROOT / "deploy" / f"{b}.xml").values():
+            assert f"/dev/tcp/127.0.0.1/{port}" in probe, (b, port)
+
+
+@pytest.fixture
+def listening():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        yield s.getsockname()[1]
+
+
+def test_the_wait_script_passes_on_open_ports_and_fails_naming_a_closed_one(listening):
+    """The init container's own script, run by bash here against a real listener and a port
+    nothing listens on (the deadline shortened through its environment variable)."""
+    import socket
+    import subprocess
+    init, env = _wait_for_brokers()
+    script = init["args"][0]
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens on it
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    ok = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
+                        check=False, env={"BROKERS": f"127.0.0.1:{listening}", "WAIT_SECONDS": "30",
+                             "PATH": "/usr/bin:/bin"})
+    assert ok.returncode == 0, ok.stderr
+    assert f"127.0.0.1:{listening} accepts connections" in ok.stdout
+    bad = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
+                         check=False, env={"BROKERS": f"127.0.0.1:{listening} 127.0.0.1:{closed}",
+                              "WAIT_SECONDS": "3", "PATH": "/usr/bin:/bin"})
+    assert bad.returncode == 1
+    assert f"127.0.0.1:{closed} takes no connection after 3 s" in bad.stderr
+    assert env["WAIT_SECONDS"].isdigit()
+
+
+def test_results_leave_through_a_reader_of_the_jobs_volume_by_the_documented_commands():
+    reader = by_kind("Pod")["results-reader"]
+    job = by_kind("Job")["bench"]["spec"]["template"]["spec"]
+    claim = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in job["volumes"]}
+    [mount] = _job_container()["volumeMounts"]
+    [vol] = reader["spec"]["volumes"]
+    assert vol["persistentVolumeClaim"]["claimName"] == claim[mount["name"]]
+    assert vol["persistentVolumeClaim"]["readOnly"] is True
+    [c] = reader["spec"]["containers"]
+    assert c["image"] == _job_container()["image"]  # kubectl cp needs the image's tar
+    k = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    assert not any("fetch" in r for r in k["resources"])  # never holds the volume during a run
+    doc = (ROOT / "docs" / "kubernetes.md").read_text()
+    steps = [line.removeprefix("#   ") for line in
+             (K8S / "fetch" / "results-reader.yaml").read_text().splitlines()
+             if line.startswith("#   kubectl")]
+    assert len(steps) == 5
+    for step in steps:
+        assert step in doc, f"docs/kubernetes.md lacks: {step}"
