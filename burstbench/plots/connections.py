@@ -112,23 +112,29 @@ def chart_by_connections(manifest, points, path: Path) -> Path:
         mark_not_drawn(ax, marks)
     for ax in axes[1]:
         ax.set_xlabel("concurrent consumers (as many paced producers), log")
-    style.scale_to_data(rate_ax, rows["rate"], bottom=0)
-    rate_ax.set_ylabel("receive msg/s (median, min-max)")
-    rate_ax.set_title("receive rate at the fixed offered load", fontsize=10)
-    if rows["lat"]:  # (a log axis of nothing cannot be drawn)
-        lat_ax.set_yscale("log")
-    lat_ax.set_ylabel("latency ms (p99 solid, p50 dotted), log")
-    lat_ax.set_title("latency under the paced load", fontsize=10)
-    style.scale_to_data(mem_ax, rows["mem"], bottom=0)
-    mem_ax.set_ylabel("broker resident KiB per connection")
-    mem_ax.set_title(f"broker memory per connection (all connected; {MEMORY_FROM:,}+ connections)",
-                     fontsize=10)
-    style.scale_to_data(conn_ax, rows["conn"], bottom=0)
-    conn_ax.set_ylabel("seconds until every client said ready")
-    conn_ax.set_title("time to connect all clients", fontsize=10)
+    _label_panels(axes, rows, bool(rows["lat"]), "p99 solid, p50 dotted",
+                  f"all connected; {MEMORY_FROM:,}+ connections")
     legend_of(fig, rate_ax)
     fig.suptitle(title("Concurrent connections", points))
     return finish_chart(fig, rate_ax, manifest, points, path, _threads_note(points))
+
+
+def _label_panels(axes, rows: dict, log_latency: bool, latency_key: str, memory_when: str):
+    """The four panels' scales, labels and titles (both layouts)."""
+    (rate_ax, lat_ax), (mem_ax, conn_ax) = axes
+    style.scale_to_data(rate_ax, rows["rate"], bottom=0)
+    rate_ax.set_ylabel("receive msg/s (median, min-max)")
+    rate_ax.set_title("receive rate at the fixed offered load", fontsize=10)
+    if log_latency:  # (a log axis of nothing cannot be drawn)
+        lat_ax.set_yscale("log")
+    lat_ax.set_ylabel(f"latency ms ({latency_key}), log")
+    lat_ax.set_title("latency under the paced load", fontsize=10)
+    style.scale_to_data(mem_ax, rows["mem"], bottom=0)
+    mem_ax.set_ylabel("broker resident KiB per connection")
+    mem_ax.set_title(f"broker memory per connection ({memory_when})", fontsize=10)
+    style.scale_to_data(conn_ax, rows["conn"], bottom=0)
+    conn_ax.set_ylabel("seconds until every client said ready")
+    conn_ax.set_title("time to connect all clients", fontsize=10)
 
 
 def _grouped_marks(points: list[dict]) -> list[tuple[float, str]]:
@@ -215,19 +221,7 @@ def _chart_one_count(manifest, points, path: Path, count) -> Path:
         mark_not_drawn(ax, marks)
     for ax in axes[1]:
         ax.set_xlabel(f"{int(num(count)):,} concurrent consumers{with_producers}")
-    style.scale_to_data(rate_ax, rows["rate"], bottom=0)
-    rate_ax.set_ylabel("receive msg/s (median, min-max)")
-    rate_ax.set_title("receive rate at the fixed offered load", fontsize=10)
-    if lat_any:
-        lat_ax.set_yscale("log")
-    lat_ax.set_ylabel("latency ms (p99 min-max; p50 a dash), log")
-    lat_ax.set_title("latency under the paced load", fontsize=10)
-    style.scale_to_data(mem_ax, rows["mem"], bottom=0)
-    mem_ax.set_ylabel("broker resident KiB per connection")
-    mem_ax.set_title("broker memory per connection (all connected)", fontsize=10)
-    style.scale_to_data(conn_ax, rows["conn"], bottom=0)
-    conn_ax.set_ylabel("seconds until every client said ready")
-    conn_ax.set_title("time to connect all clients", fontsize=10)
+    _label_panels(axes, rows, lat_any, "p99 min-max; p50 a dash", "all connected")
     from matplotlib.lines import Line2D
     kinds = {}  # the marker tells the connector, the colour the library (as on the x axis)
     for label in series:
