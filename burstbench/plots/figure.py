@@ -94,14 +94,13 @@ def finish_figure(fig, path: Path, footer_text: str, note: str = "") -> Path:
                  va="bottom")
     style.explain_marks(fig)
     style.numbers_everywhere(fig)
-    right = 1.0
+    right = top = 1.0
+    if fig.legends or fig.get_suptitle():
+        fig.canvas.draw()  # (one draw measures both)
     if fig.legends:
-        fig.canvas.draw()
         width = max(lg.get_window_extent().width for lg in fig.legends)
         right = 1.0 - (width + 12) / fig.bbox.width
-    top = 1.0
     if fig.get_suptitle():  # room for every line of it
-        fig.canvas.draw()
         top = 1.0 - (fig._suptitle.get_window_extent().height + 12) / fig.bbox.height
     for lg in fig.legends:  # beside the axes, under every line of the title
         lg.set_bbox_to_anchor((0.995, top), transform=fig.transFigure)

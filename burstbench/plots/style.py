@@ -287,25 +287,28 @@ def _crowded(ax, renderer) -> bool:
 def turn_crowded_ticks(fig) -> bool:
     """Category names that would touch on an x axis are broken at their hyphens, and if they
     still touch, turned upright; True if any was (the layout must then be made again)."""
-    changed = False
-    for ax in fig.axes:
-        if not isinstance(ax.xaxis.get_major_locator(), FixedLocator) \
-                or ax.xaxis.get_major_formatter() is NUMBER:
-            continue
-        fig.canvas.draw()
-        if not _crowded(ax, fig.canvas.get_renderer()):
+    named = [ax for ax in fig.axes if isinstance(ax.xaxis.get_major_locator(), FixedLocator)
+             and ax.xaxis.get_major_formatter() is not NUMBER]
+    if not named:
+        return False
+    fig.canvas.draw()  # one layout to measure every axes in
+    renderer = fig.canvas.get_renderer()
+    crowded = [ax for ax in named if _crowded(ax, renderer)]
+    done: set = set()
+    for ax in crowded:
+        if ax in done:  # (an axes sharing x with one turned already)
             continue
         names = [t.get_text() for t in ax.get_xticklabels()]
         ticks = ax.get_xticks()
         group = ax.get_shared_x_axes().get_siblings(ax)
+        done.update(group)
         for a in group:
             a.set_xticks(ticks, [_wrap(n) for n in names], rotation=0, ha="center")
         fig.canvas.draw()
         if any(_crowded(a, fig.canvas.get_renderer()) for a in group):
             for a in group:
                 a.set_xticks(ticks, names, rotation=90, ha="center")
-        changed = True
-    return changed
+    return bool(crowded)
 
 
 def _obstacles(fig, renderer, movable) -> list[Bbox]:
