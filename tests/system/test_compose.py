@@ -98,11 +98,16 @@ def final_stage(dockerfile: Path) -> dict:
 
 
 def images(dockerfile: Path) -> list[str]:
-    """Every image a Dockerfile pulls: FROM lines and COPY --from=IMAGE (not stage names)."""
-    stages, out = set(), []
+    """Every image a Dockerfile pulls: FROM lines and COPY --from=IMAGE (not stage names), a
+    ``${ARG}`` read as the default its ARG line gives."""
+    stages, out, args_default = set(), [], {}
     for ins, args in instructions(dockerfile):
+        if ins == "ARG" and "=" in args:
+            name, _, value = args.partition("=")
+            args_default[name.strip()] = value.strip()
         if ins == "FROM":
-            w = args.split()
+            w = re.sub(r"\$\{(\w+)\}", lambda m: args_default.get(m.group(1), m.group(0)),
+                       args).split()
             if w[0] not in stages:
                 out.append(w[0])
             if len(w) == 3 and w[1].upper() == "AS":
@@ -324,7 +329,7 @@ def test_every_service_that_waits_waits_for_a_health_check():
 
 def test_build_contexts_and_dockerfiles_exist():
     built = built_services()
-    assert set(built) == {"broker-a", "broker-b", "bridge", "bench"}
+    assert set(built) == {"broker-a", "broker-b", "bridge", "bench", "postgres", "credentials"}
     for name, (ctx, dockerfile) in built.items():
         assert ctx.is_dir(), f"{name}: context {ctx} missing"
         assert ctx.resolve() in (ROOT, dockerfile.parent.resolve()), f"{name}: context {ctx}"
