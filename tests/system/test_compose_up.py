@@ -103,10 +103,10 @@ def base_image(env: dict, tmp: Path) -> None:
     root = tmp / "rootfs"
     subprocess.run(["debootstrap", "--variant=minbase", "bookworm", str(root), apt_mirror()],
                    check=True, capture_output=True, timeout=900)
-    tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-    subprocess.run([DOCKER, "import", "-", BASE], stdin=tar.stdout, env=env, check=True,
-                   capture_output=True, timeout=600)
-    assert tar.wait() == 0
+    with subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE) as tar:
+        subprocess.run([DOCKER, "import", "-", BASE], stdin=tar.stdout, env=env, check=True,
+                       capture_output=True, timeout=600)
+    assert tar.returncode == 0
     shutil.rmtree(root)
 
 
