@@ -1,10 +1,13 @@
 #!/bin/sh
-# PostgreSQL in the compose deployment: on the first start of an empty $PGDATA, a cluster
+# PostgreSQL in the compose deployment: the credentials made in their volume if missing
+# (burstbench-credentials, deploy/postgres/credentials.sh); on the first start of an empty
+# $PGDATA, a cluster
 # whose superuser is the credentials' user (password from its file, scram-sha-256 over TCP)
 # and the credentials' database; then the server in the foreground, listening on every
 # interface of the container.
 set -eu
 : "${PGDATA:?}" "${POSTGRES_DB_FILE:?}" "${POSTGRES_USER_FILE:?}" "${POSTGRES_PASSWORD_FILE:?}"
+burstbench-credentials "$(dirname "$POSTGRES_PASSWORD_FILE")"
 db=$(cat "$POSTGRES_DB_FILE")
 user=$(cat "$POSTGRES_USER_FILE")
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
