@@ -29,7 +29,7 @@ from burstbench import cli
 from burstbench.infra import brokers, outside
 
 COMPOSE = ROOT / "docker-compose.yml"
-SERVICES = {"credentials", "broker-a", "broker-b", "postgres", "bridge", "bench"}
+SERVICES = {"broker-a", "broker-b", "postgres", "bridge", "bench"}
 BROKERS = ("broker-a", "broker-b")
 SCHEME_PROTOCOL = {"tcp": "openwire", "stomp": "stomp", "ws": "ws"}
 # bind-mount sources that are outputs: git-ignored, so absent in a fresh clone; docker creates them
@@ -98,11 +98,16 @@ def final_stage(dockerfile: Path) -> dict:
 
 
 def images(dockerfile: Path) -> list[str]:
-    """Every image a Dockerfile pulls: FROM lines and COPY --from=IMAGE (not stage names)."""
-    stages, out = set(), []
+    """Every image a Dockerfile pulls: FROM lines and COPY --from=IMAGE (not stage names), a
+    ``${ARG}`` read as the default its ARG line gives."""
+    stages, out, args_default = set(), [], {}
     for ins, args in instructions(dockerfile):
+        if ins == "ARG" and "=" in args:
+            name, _, value = args.partition("=")
+            args_default[name.strip()] = value.strip()
         if ins == "FROM":
-            w = args.split()
+            w = re.sub(r"\$\{(\w+)\}", lambda m: args_default.get(m.group(1), m.group(0)),
+                       args).split()
             if w[0] not in stages:
                 out.append(w[0])
             if len(w) == 3 and w[1].upper() == "AS":
@@ -218,37 +223,38 @@ def test_docker_compose_config_passes_without_any_env_file(tmp_path):
     svcs = resolved["services"]
     pg, b = svcs["postgres"]["environment"], svcs["broker-b"]["environment"]
     for key in ("DB", "USER", "PASSWORD"):
-        assert f"POSTGRES_{key}" not in pg and f"BURSTBENCH_PG_{key}" not in b
+        assert pg[f"POSTGRES_{key}"] in ("", None) and f"BURSTBENCH_PG_{key}" not in b
         assert pg[f"POSTGRES_{key}_FILE"] == b[f"BURSTBENCH_PG_{key}_FILE"]
         assert pg[f"POSTGRES_{key}_FILE"].startswith("/run/burstbench/credentials/")
-    assert svcs["credentials"]["environment"]["POSTGRES_PASSWORD"] in ("", None)
     mounts = {name: [v if isinstance(v, str) else f"{v.get('source')}:{v.get('target')}"
                      for v in svc.get("volumes", [])] for name, svc in svcs.items()}
     holders = {n for n, vols in mounts.items() if any(v.startswith("credentials:") for v in vols)}
-    assert holders == {"credentials", "postgres", "broker-b"}
+    assert holders == {"postgres", "broker-b"}
+    # only the database writes them; the broker reads
+    assert "credentials:/run/burstbench/credentials:ro" in mounts["broker-b"]
+
     # the database: only on the internal network, nothing published
     assert set(svcs["postgres"]["networks"]) == {"database"} and "ports" not in svcs["postgres"]
     assert resolved["networks"]["database"]["internal"] is True
     assert set(svcs["broker-b"]["networks"]) == {"default", "database"}
-    assert svcs["credentials"]["network_mode"] == "none"
 
 
 def test_env_still_overrides_the_generated_credentials(tmp_path):
     env_file = tmp_path / ".env"
     env_file.write_text((ROOT / ".env.example").read_text() + "POSTGRES_PASSWORD=mine\n")
-    env = _config(tmp_path, env_file)["services"]["credentials"]["environment"]
+    env = _config(tmp_path, env_file)["services"]["postgres"]["environment"]
     assert (env["POSTGRES_DB"], env["POSTGRES_USER"], env["POSTGRES_PASSWORD"]) == \
         ("activemq", "bench", "mine")
 
 
 def _credentials_script(volume: Path) -> str:
-    """The credentials service's shell script as its container runs it, on ``volume``."""
-    [script] = services()["credentials"]["command"]
-    assert "cd /credentials" in script
-    return script.replace("$$", "$").replace("cd /credentials", f"cd {shlex.quote(str(volume))}")
+    """The postgres image's credentials script as its entrypoint runs it, on ``volume``."""
+    script = ROOT / "deploy" / "postgres" / "credentials.sh"
+    assert "burstbench-credentials" in (ROOT / "deploy/postgres/entrypoint.sh").read_text()
+    return f"{shlex.quote(str(script))} {shlex.quote(str(volume))}"
 
 
-def test_the_credentials_service_generates_once_and_env_overrides(tmp_path):
+def test_the_credentials_are_generated_once_and_env_overrides(tmp_path):
     sh = shutil.which("sh")
     vol = tmp_path / "credentials"
     vol.mkdir()
@@ -315,16 +321,13 @@ def test_every_service_that_waits_waits_for_a_health_check():
     for name, svc in svcs.items():
         for dep, how in svc.get("depends_on", {}).items():
             assert dep in svcs, f"{name} depends on unknown {dep}"
-            if dep == "credentials":  # a one-shot service: done is its only state
-                assert how == {"condition": "service_completed_successfully"}, (name, dep)
-                continue
             assert how == {"condition": "service_healthy"}, (name, dep)
             assert svcs[dep].get("healthcheck"), f"{name} waits for {dep}, which has no check"
 
 
 def test_build_contexts_and_dockerfiles_exist():
     built = built_services()
-    assert set(built) == {"broker-a", "broker-b", "bridge", "bench"}
+    assert set(built) == {"broker-a", "broker-b", "bridge", "bench", "postgres"}
     for name, (ctx, dockerfile) in built.items():
         assert ctx.is_dir(), f"{name}: context {ctx} missing"
         assert ctx.resolve() in (ROOT, dockerfile.parent.resolve()), f"{name}: context {ctx}"

@@ -58,6 +58,14 @@ def apt_packages(text: str | None = None) -> list[str]:
     return m.group(1).split()
 
 
+def setup_packages() -> list[str]:
+    """Every package ``./bench setup`` installs: APT_PACKAGES and CONTAINER_PACKAGES (the
+    container tests' engine and base-image tool, which the bench image leaves out)."""
+    m = re.search(r"^CONTAINER_PACKAGES=\(([^)]*)\)", BENCH.read_text(), re.MULTILINE)
+    assert m, "bench declares no CONTAINER_PACKAGES=(...)"
+    return apt_packages() + m.group(1).split()
+
+
 # -- Debian: who ships a file, what a package pulls in -------------------------------------------
 @functools.cache
 def _owner(path: str) -> str | None:
@@ -886,14 +894,14 @@ def test_java_imports_resolve_to_the_jdk_or_the_poms():
 
 @needs_debian
 def test_executables_come_from_setup_the_base_system_or_a_toolchain():
-    assert executable_problems(apt_packages()) == []
+    assert executable_problems(setup_packages()) == []
 
 
 @needs_debian
 @pytest.mark.skipif(shutil.which("perl") is None, reason="no perl")
 def test_the_checker_fails_without_io_socket_ssl():
     """The fresh machine of issue 13: libnet-stomp-perl only Recommends IO::Socket::SSL."""
-    pkgs = apt_packages()
+    pkgs = setup_packages()
     assert "libio-socket-ssl-perl" in pkgs
     found = problems([p for p in pkgs if p != "libio-socket-ssl-perl"])
     assert any("IO::Socket::SSL" in p and "libio-socket-ssl-perl" in p for p in found), found
