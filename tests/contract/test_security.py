@@ -13,7 +13,8 @@ from test_contract import SPECS, connect_cases, pair_run
 from burstbench.infra import brokers, tls
 from burstbench.infra.procs import Supervisor
 
-pytestmark = pytest.mark.integration
+# on one worker (./bench test runs --dist loadgroup): its module brokers start once
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("secure-broker")]
 # begins with a dash: a value is handed over as --password=VALUE, as the harness does
 # (burstbench/options.command), or a parser takes it for an option
 PASSWORD = "-" + secrets.token_urlsafe(12)

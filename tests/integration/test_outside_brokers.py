@@ -16,7 +16,8 @@ from distributions import start_artemis, start_classic
 
 from burstbench.infra.procs import Supervisor
 
-pytestmark = pytest.mark.integration
+# on one worker (./bench test runs --dist loadgroup): its module brokers start once
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("outside-brokers")]
 
 MIXED = ["--producer", "net-stomp,stomp-py", "--producers", "2",
          "--consumer", "stompjs,openwire-jms,stomp-py,net-stomp", "--consumers", "4"]

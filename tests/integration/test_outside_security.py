@@ -26,7 +26,8 @@ from distributions import start_classic
 from burstbench.infra import tls
 from burstbench.infra.procs import Supervisor
 
-pytestmark = pytest.mark.integration
+# on one worker (./bench test runs --dist loadgroup): its module brokers start once
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("outside-security")]
 
 USER = "app"
 PASSWORD = f"pw-{secrets.token_hex(8)}"

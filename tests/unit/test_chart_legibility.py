@@ -37,6 +37,9 @@ from burstbench.plots import charts, style
 from burstbench.plots import soak as soak_chart
 
 matplotlib.use("Agg")
+# on one worker (./bench test runs --dist loadgroup): the charts are drawn once, not once per
+# worker (a minute and a half)
+pytestmark = pytest.mark.xdist_group("charts")
 
 CLIENT_NAMES = ("net-stomp", "stomp-py", "stompjs", "stompjs:tcp", "stompjs-tcp",
                 "stompjs:browser", "openwire-jms", "akka-bridge")
@@ -357,7 +360,7 @@ class Reading:
         return bad
 
 
-@pytest.fixture(scope="session")  # (once per worker, not once per module run)
+@pytest.fixture(scope="session")  # (once per worker that runs the module: see pytestmark)
 def readings(tmp_path_factory) -> dict[str, Reading]:
     """Every chart of every profile's fixture run, the studies and a soak: name -> reading.
     A chart drawn for several profiles is read once per profile (``blog/…``)."""
