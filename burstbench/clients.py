@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -38,6 +39,17 @@ def _java_cp(module: Path) -> str:
 # (28955a4:docs/perf.md, "Kept bodies are page faults"); with these options both take none.
 JAVA_OPTS = ("-Xms256m", "-Xmx1g", "-Xmn128m", "-XX:+AlwaysPreTouch", "-XX:+UseParallelGC",
              "-Djava.net.preferIPv4Stack=true")
+
+
+def java_options_extra() -> list[str]:
+    """``BURSTBENCH_JAVA_OPTS``: options added to every JVM of a client (the JMS client, its
+    tuned entry, the bridges) and of a broker the bench starts, after the bench's own; a run
+    records them (run.json, runtimes.java_options). The test suite sets
+    ``-XX:TieredStopAtLevel=1`` (tests/conftest.py): its JVMs live seconds, and C2's compiling
+    took a third of their CPU (a broker's start 3.7 CPU-s against 6.1)."""
+    return shlex.split(os.environ.get("BURSTBENCH_JAVA_OPTS", ""))
+
+
 # The bridge's programs (its contract clients and its loops alike) start with 384 MB of old
 # generation instead of 128: its producer hands a whole burst to its sender actors' mailboxes
 # at once (an 800,000-message burst is ~55 MB held until sent), and with 128 MB the parallel
@@ -88,7 +100,11 @@ class Client:
         return self.toolchain == "java"
 
     def argv(self, role: str) -> list[str]:
-        return list(self.producer if role == "producer" else self.consumer)
+        argv = list(self.producer if role == "producer" else self.consumer)
+        if argv[0] == "java" and "-cp" in argv:  # after the JVM's own options: they win
+            at = argv.index("-cp")
+            argv[at:at] = java_options_extra()
+        return argv
 
     def missing(self) -> str | None:
         """Why this client cannot run here, or None."""

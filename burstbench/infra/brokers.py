@@ -26,7 +26,7 @@ from pathlib import Path
 
 import jinja2
 
-from burstbench import paths
+from burstbench import clients, paths
 from burstbench.infra.procs import Child, Supervisor
 
 ACTIVEMQ_VERSION = "6.1.7"
@@ -496,6 +496,7 @@ def java_argv(xml_path: Path, heap: str = "1g", extra: list[str] | None = None,
         f"-Xmx{heap}",
         "-XX:+UseParallelGC",
         "-Djava.net.preferIPv4Stack=true",
+        *clients.java_options_extra(),
         "-cp",
         cp,
         main,

@@ -227,12 +227,16 @@ def runtimes() -> dict:
         except (OSError, subprocess.SubprocessError):
             return "missing"
 
-    return {
+    out = {
         "java": first_line(["java", "-version"]),
         "node": first_line(["node", "--version"]),
         "perl": first_line(["perl", "-e", "print $^V"]),
         "python": platform.python_version(),
     }
+    extra = os.environ.get("BURSTBENCH_JAVA_OPTS", "").strip()
+    if extra:  # the client JVMs ran with more than the bench's own options (clients.py)
+        out["java_options"] = extra
+    return out
 
 
 def json_safe(obj):
