@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,6 +271,7 @@ class Placement:
                                             container=h.kubectl["container"])
             else:
                 launchers[h.name] = Ssh(**common, port=h.port, options=dict(inv.options))
+        check_commits(launchers)
         from burstbench.infra.brokers import port_accepts
 
         def probe(host: str, port: int) -> bool:
@@ -323,3 +325,28 @@ class Placement:
         finally:
             if self._owner is not None:
                 self._owner.stop()
+
+
+def check_commits(launchers: dict, commit: str | None = None) -> None:
+    """Refuse a point on a host whose copy of the project is not at the harness's commit,
+    naming both: ``.burstbench-commit`` in its project directory (written by
+    ``./bench setup --hosts``: deploy/ansible/provision.yml), or that directory's git HEAD (a
+    checkout of its own, or this machine's files seen from the host). A pod (kubectl) runs
+    the bench image and is not asked. Uncommitted changes here do not travel: the harness's
+    commit is compared without its ``-dirty``."""
+    from burstbench.infra.launch import Kubectl
+    from burstbench.measure.results import git_commit
+
+    ours = (commit or git_commit()).removesuffix("-dirty")
+    for name, launcher in launchers.items():
+        if isinstance(launcher, Kubectl):
+            continue
+        q = shlex.quote(launcher.project)
+        r = launcher.shell(f"cat {q}/.burstbench-commit 2>/dev/null"
+                           f" || git -C {q} rev-parse --short=12 HEAD 2>/dev/null || true")
+        theirs = r.stdout.decode(errors="replace").strip()
+        if theirs != ours:
+            raise ValueError(
+                f"host {name} holds burstbench at {theirs or 'no known commit'} in "
+                f"{launcher.project}, the harness is at {ours}: ./bench setup --hosts FILE "
+                f"puts this commit there")

@@ -365,6 +365,40 @@ def test_the_playbook_copies_the_project_to_a_host_once(tmp_path, need_ssh_hosts
     assert all((far / f).exists() for f in tracked if (ROOT / f).exists())
     assert (far / "bench").read_bytes() == subprocess.run(
         ["git", "-C", str(ROOT), "show", "HEAD:bench"], capture_output=True, check=True).stdout
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert (far / ".burstbench-commit").read_text() == head + "\n"
+
+
+@pytest.mark.integration
+@pytest.mark.root
+@need_root
+def test_a_host_at_another_commit_is_refused_naming_both(tmp_path, need_ssh_hosts):
+    """Over SSH to a namespace host: a copy stamped with another commit is refused with both
+    commits named, one stamped with the harness's passes, and a git checkout (this machine's
+    files, as the namespace hosts see them) is read by its HEAD."""
+    import dataclasses
+    net = sshhosts.SshNetns(f"c{uuid.uuid4().hex[:5]}", ["h1"], tmp_path / "keys",
+                            tmp_path / "logs")
+    net.start()
+    try:
+        base = net.launcher("h1", tmp_path, str(tmp_path))
+        copy = tmp_path / "copy"
+        copy.mkdir()
+        at = {"h1": dataclasses.replace(base, project=str(copy))}
+        (copy / ".burstbench-commit").write_text("0123456789ab\n")
+        with pytest.raises(ValueError) as e:
+            inventory.check_commits(at, "fedcba987654-dirty")
+        msg = str(e.value)
+        assert "h1" in msg and "0123456789ab" in msg and "fedcba987654" in msg, msg
+        assert "dirty" not in msg and "./bench setup --hosts" in msg, msg
+        inventory.check_commits(at, "0123456789ab-dirty")  # uncommitted changes do not travel
+        (copy / ".burstbench-commit").unlink()
+        with pytest.raises(ValueError, match="at no known commit"):
+            inventory.check_commits(at, "0123456789ab")
+        inventory.check_commits({"h1": base})  # this checkout, at the harness's own commit
+    finally:
+        net.stop()
 
 
 # -- remote_exec's relay mode (kubectl exec) and the kubectl launcher (no cluster here) --------
