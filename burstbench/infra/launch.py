@@ -11,13 +11,16 @@ are tested, not run; see docs/kubernetes.md).
 Paths: the project lives at ``project`` on the host (provisioned there by ``./bench setup
 --hosts FILE``), and the point's files at ``remote_root``. Every argv element, and every file
 ``put`` there, has the harness's project root and point directory rewritten to those;
-``fetch`` brings a file the program wrote (its records) back to its local path.
+``fetch`` brings a file the program wrote (its records) back to its local path: over SFTP
+(OpenSSH's ``sftp`` with the session's settings) for a host, through the exec session for a
+pod.
 """
 
 from __future__ import annotations
 
 import shlex
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,6 +72,17 @@ class Ssh:
 
     def ssh_argv(self) -> list[str]:
         """The ssh client's argv up to (and including) the destination."""
+        return [*self.via, "ssh", "-T", "-p", str(self.port), "-l", self.user,
+                *self._options(), self.address]
+
+    def sftp_argv(self) -> list[str]:
+        """OpenSSH's sftp client, commands from stdin (``-b -``: a failed one ends it with a
+        non-zero exit), with the same settings as ``ssh_argv``."""
+        dest = f"[{self.address}]" if ":" in self.address else self.address
+        return [*self.via, "sftp", "-q", "-b", "-", "-P", str(self.port),
+                "-o", f"User={self.user}", *self._options(), dest]
+
+    def _options(self) -> list[str]:
         opts = {
             "BatchMode": "yes",  # never a password prompt: a key or nothing
             "StrictHostKeyChecking": "yes",  # only host keys the run's known-hosts file has
@@ -82,10 +96,7 @@ class Ssh:
             "ClearAllForwardings": "yes",
             **self.options,
         }
-        argv = [*self.via, "ssh", "-T", "-p", str(self.port), "-l", self.user]
-        for k, v in opts.items():
-            argv += ["-o", f"{k}={v}"]
-        return argv + [self.address]
+        return [w for k, v in opts.items() for w in ("-o", f"{k}={v}")]
 
     # -- paths -------------------------------------------------------------------------------
     def map(self, text: str) -> str:
@@ -127,26 +138,45 @@ class Ssh:
                               f"exit {r.returncode}: {err[-1] if err else 'no message'}")
         return r
 
-    def put(self, local: Path) -> None:
-        """Copy a file the harness wrote to its place on the host (paths inside rewritten)."""
+    def _mapped(self, local: Path) -> bytes:
         data = Path(local).read_bytes()
         try:
-            data = self.map(data.decode()).encode()
+            return self.map(data.decode()).encode()
         except UnicodeDecodeError:
-            pass
+            return data
+
+    def _sftp(self, commands: str, timeout: float = 300.0) -> subprocess.CompletedProcess:
+        try:
+            return subprocess.run(self.sftp_argv(), input=commands.encode(),
+                                  capture_output=True, timeout=timeout,
+                                  preexec_fn=_die_with_parent, check=False)
+        except subprocess.TimeoutExpired as e:
+            raise RemoteError(f"{self.name}: sftp timed out after {timeout:.0f} s") from e
+
+    def put(self, local: Path) -> None:
+        """Copy a file the harness wrote to its place on the host (paths inside rewritten),
+        over SFTP."""
         target = self.map(str(local))
-        self.shell(f"mkdir -p {shlex.quote(str(Path(target).parent))} && "
-                   f"cat > {shlex.quote(target)}", input=data)
+        self.shell(f"mkdir -p {shlex.quote(str(Path(target).parent))}")
+        with tempfile.NamedTemporaryFile(prefix="bb-put-") as f:
+            f.write(self._mapped(local))
+            f.flush()
+            r = self._sftp(f"put {_sftp_path(f.name)} {_sftp_path(target)}\n")
+        if r.returncode != 0:
+            err = r.stderr.decode(errors="replace").strip().splitlines()
+            raise RemoteError(f"{self.name} ({self.user}@{self.address}:{self.port}): sftp put "
+                              f"{target}: {err[-1] if err else f'exit {r.returncode}'}")
 
     def fetch(self, local: Path) -> bool:
-        """Bring a file a program wrote on the host back to ``local``; False if it has none."""
-        target = self.map(str(local))
-        r = subprocess.run(self.remote(["cat", target]), capture_output=True, timeout=300,
-                           preexec_fn=_die_with_parent, check=False)
-        if r.returncode != 0:
-            return False
+        """Bring a file a program wrote on the host back to ``local`` over SFTP; False if it
+        has none."""
         Path(local).parent.mkdir(parents=True, exist_ok=True)
-        Path(local).write_bytes(r.stdout)
+        part = Path(local).with_name(f".{Path(local).name}.part")
+        r = self._sftp(f"get {_sftp_path(self.map(str(local)))} {_sftp_path(str(part))}\n")
+        if r.returncode != 0 or not part.exists():
+            part.unlink(missing_ok=True)
+            return False
+        part.replace(local)
         return True
 
     def clean(self) -> None:
@@ -177,3 +207,25 @@ class Kubectl(Ssh):
 
     def _exec_mode(self) -> list[str]:
         return ["run", "--relay"]
+
+    def put(self, local: Path) -> None:
+        """Copy a file to the pod through the exec session's stdin (no SFTP server there)."""
+        target = self.map(str(local))
+        self.shell(f"mkdir -p {shlex.quote(str(Path(target).parent))} && "
+                   f"cat > {shlex.quote(target)}", input=self._mapped(local))
+
+    def fetch(self, local: Path) -> bool:
+        """Bring a file from the pod back through the exec session's stdout."""
+        r = subprocess.run(self.remote(["cat", self.map(str(local))]), capture_output=True,
+                           timeout=300, preexec_fn=_die_with_parent, check=False)
+        if r.returncode != 0:
+            return False
+        Path(local).parent.mkdir(parents=True, exist_ok=True)
+        Path(local).write_bytes(r.stdout)
+        return True
+
+
+def _sftp_path(path: str) -> str:
+    """A path as one word of an sftp batch command (double quotes; a quote or backslash
+    escaped)."""
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'

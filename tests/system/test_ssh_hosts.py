@@ -373,6 +373,34 @@ def test_the_playbook_copies_the_project_to_a_host_once(tmp_path, need_ssh_hosts
 @pytest.mark.integration
 @pytest.mark.root
 @need_root
+def test_files_travel_over_sftp_with_paths_rewritten(tmp_path, need_ssh_hosts):
+    """put and fetch over SFTP on a namespace host (its sshd's internal-sftp): a file put
+    there has the point directory rewritten inside; fetch brings one back whole, and says
+    False for one the host does not have (leaving nothing behind here)."""
+    net = sshhosts.SshNetns(f"f{uuid.uuid4().hex[:5]}", ["h1"], tmp_path / "keys",
+                            tmp_path / "logs")
+    net.start()
+    try:
+        here, there = tmp_path / "point", tmp_path / "far"
+        ssh = net.launcher("h1", here, str(there))
+        (here / "cfg").mkdir(parents=True)
+        (here / "cfg" / "a.conf").write_text(f"records {here}/records/c.tsv\n")
+        ssh.put(here / "cfg" / "a.conf")
+        assert (there / "cfg" / "a.conf").read_text() == f"records {there}/records/c.tsv\n"
+        (there / "records").mkdir()
+        body = bytes(range(256)) * 4000
+        (there / "records" / "c.tsv").write_bytes(body)
+        assert ssh.fetch(here / "records" / "c.tsv")
+        assert (here / "records" / "c.tsv").read_bytes() == body
+        assert not ssh.fetch(here / "records" / "none.tsv")
+        assert sorted(p.name for p in (here / "records").iterdir()) == ["c.tsv"]
+    finally:
+        net.stop()
+
+
+@pytest.mark.integration
+@pytest.mark.root
+@need_root
 def test_a_host_at_another_commit_is_refused_naming_both(tmp_path, need_ssh_hosts):
     """Over SSH to a namespace host: a copy stamped with another commit is refused with both
     commits named, one stamped with the harness's passes, and a git checkout (this machine's
