@@ -37,9 +37,12 @@ records where each process ran. Every process starts through the host's ``launch
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
+import subprocess
+import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +78,7 @@ class Inventory:
     path: Path | None
     hosts: list[Host]
     options: dict[str, str] = field(default_factory=dict)
+    ansible: bool = False  # the user's own Ansible inventory (provisioning passes it as it is)
 
     def with_role(self, role: str) -> list[Host]:
         return [h for h in self.hosts if role in h.roles]
@@ -90,14 +94,21 @@ def load(path: str | Path, need: tuple[str, ...] = ("broker", "producers", "cons
     """Read and check an inventory; ValueError with one line naming what is wrong. ``need``:
     the roles some host must have (no broker hosts when the brokers are ``--broker-url``)."""
     p = Path(path)
+    if p.is_dir() or (p.is_file() and os.access(p, os.X_OK)):
+        return _check_roles(from_ansible(p), need)  # a directory or a dynamic inventory
     try:
         doc = yaml.safe_load(p.read_text())
     except OSError as e:
         raise ValueError(f"--hosts {path}: cannot read it ({e.strerror})") from e
     except yaml.YAMLError as e:
-        raise ValueError(f"--hosts {path}: not YAML ({str(e).splitlines()[0]})") from e
+        if p.suffix in (".yaml", ".yml"):
+            raise ValueError(f"--hosts {path}: not YAML ({str(e).splitlines()[0]})") from e
+        doc = None  # INI: Ansible's own format
+    if _ansible_shaped(doc):
+        return _check_roles(from_ansible(p), need)
     if not isinstance(doc, dict) or not isinstance(doc.get("hosts"), dict) or not doc["hosts"]:
-        raise ValueError(f"--hosts {path}: needs a 'hosts' mapping of host name to settings")
+        raise ValueError(f"--hosts {path}: needs a 'hosts' mapping of host name to settings "
+                         f"(or an Ansible inventory)")
     common = doc.get("ssh") or {}
     if not isinstance(common, dict) or set(common) - {"user", "identity", "known_hosts"}:
         raise ValueError(f"--hosts {path}: 'ssh' takes user, identity, known_hosts")
@@ -150,11 +161,143 @@ def load(path: str | Path, need: tuple[str, ...] = ("broker", "producers", "cons
         hosts.append(Host(name, addr, m["user"] or default_user, port,
                           str(h.get("address") or addr), workdir.rstrip("/") or "/",
                           list(roles), kube, None if kube else proxy))
-    inv = Inventory(p, hosts, options)
+    return _check_roles(Inventory(p, hosts, options), need)
+
+
+def _check_roles(inv: Inventory, need: tuple[str, ...]) -> Inventory:
     for role in need:
         if not inv.with_role(role):
-            raise ValueError(f"--hosts {path}: no host has the role {role}")
+            raise ValueError(f"--hosts {inv.path}: no host has the role {role}")
     return inv
+
+
+# -- a user's own Ansible inventory ------------------------------------------------------------
+# Its groups give the roles (GROUP_ROLES), or a host's (or group's) variable burstbench_roles
+# does; its connection variables the ssh settings; burstbench_workdir, burstbench_address and
+# burstbench_proxy the rest.
+GROUP_ROLES = {"brokers": "broker", "broker": "broker", "producers": "producers",
+               "consumers": "consumers", "databases": "databases"}
+DEFAULT_WORKDIR = "/opt/burstbench"
+
+
+def _ansible_shaped(doc) -> bool:
+    """Whether parsed YAML is an Ansible inventory (``all:`` or groups of ``hosts``/
+    ``children``/``vars``), not burstbench's (``hosts:`` of host settings); None (not YAML:
+    INI) is Ansible's too."""
+    if doc is None:
+        return True
+    if not isinstance(doc, dict):
+        return False
+    if "all" in doc:
+        return True
+    return bool(doc) and "hosts" not in doc and all(
+        isinstance(v, dict) and set(v) <= {"hosts", "children", "vars"} for v in doc.values())
+
+
+def ansible_list(path: Path) -> dict:
+    """``ansible-inventory -i PATH --list``: every host, group and variable, as Ansible itself
+    reads the inventory (INI, YAML, a directory, a script or a plugin's file)."""
+    exe = Path(sys.executable).parent / "ansible-inventory"
+    try:
+        r = subprocess.run([str(exe) if exe.exists() else "ansible-inventory", "-i", str(path),
+                            "--list"], capture_output=True, text=True, timeout=120, check=False,
+                           env={**os.environ, "ANSIBLE_NOCOLOR": "1",
+                                "ANSIBLE_INVENTORY_UNPARSED_FAILED": "1"})
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ValueError(f"--hosts {path}: ansible-inventory could not read it ({e})") from e
+    if r.returncode != 0:
+        last = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        raise ValueError(f"--hosts {path}: neither burstbench's inventory nor one Ansible reads "
+                         f"({last[-1].strip() if last else f'exit {r.returncode}'})")
+    return json.loads(r.stdout)
+
+
+def from_ansible(path: Path) -> Inventory:
+    """burstbench's view of an Ansible inventory: the hosts in a group of GROUP_ROLES (nested
+    groups count) or with ``burstbench_roles``; ValueError with one line naming what is wrong."""
+    data = ansible_list(path)
+    hostvars = data.get("_meta", {}).get("hostvars", {})
+
+    def members(group: str, seen: set) -> list[str]:
+        if group in seen or group not in data:
+            return []
+        seen.add(group)
+        out = list(data[group].get("hosts", []))
+        for child in data[group].get("children", []):
+            out += members(child, seen)
+        return out
+
+    roles: dict[str, list[str]] = {}
+    for group, role in GROUP_ROLES.items():
+        for name in members(group, set()):
+            roles.setdefault(name, [])
+            if role not in roles[name]:
+                roles[name].append(role)
+    for name, hv in hostvars.items():
+        given = hv.get("burstbench_roles")
+        if given:
+            roles[name] = [r.strip() for r in given.split(",")] if isinstance(given, str) \
+                else [str(r) for r in given]
+    hosts, keys, ssh_args = [], set(), set()
+    order = [*hostvars, *(n for n in roles if n not in hostvars)]
+    for name in (n for n in order if n in roles):
+        hv = hostvars.get(name, {})
+        where = f"--hosts {path}: host {name!r}"
+        if set(roles[name]) - set(ROLES):
+            raise ValueError(f"{where}: burstbench_roles must be of {', '.join(ROLES)}")
+        workdir = str(hv.get("burstbench_workdir") or DEFAULT_WORKDIR)
+        if not workdir.startswith("/"):
+            raise ValueError(f"{where}: burstbench_workdir must be an absolute path")
+        addr = str(hv.get("ansible_host") or name)
+        try:
+            port = int(hv.get("ansible_port") or 22)
+        except ValueError:
+            raise ValueError(f"{where}: ansible_port must be a number") from None
+        if not 1 <= port <= 65535:
+            raise ValueError(f"{where}: port {port} is out of range")
+        if hv.get("ansible_ssh_private_key_file"):
+            keys.add(os.path.expanduser(str(hv["ansible_ssh_private_key_file"])))
+        ssh_args.add(" ".join(str(hv.get(k) or "") for k in ("ansible_ssh_common_args",
+                                                             "ansible_ssh_extra_args")))
+        proxy = _proxy(hv.get("burstbench_proxy"), where)
+        hosts.append(Host(name, addr, str(hv.get("ansible_user") or _whoami()), port,
+                          str(hv.get("burstbench_address") or addr),
+                          workdir.rstrip("/") or "/", roles[name], None, proxy))
+    if not hosts:
+        raise ValueError(f"--hosts {path}: no host in a group {', '.join(GROUP_ROLES)} or "
+                         f"with burstbench_roles")
+    if len(keys) > 1:
+        raise ValueError(f"--hosts {path}: one ansible_ssh_private_key_file for every host, "
+                         f"not {len(keys)}")
+    if len(ssh_args) > 1:
+        raise ValueError(f"--hosts {path}: the same ansible_ssh_common_args and "
+                         f"ansible_ssh_extra_args for every host, not {len(ssh_args)} kinds")
+    options = _ssh_options(ssh_args.pop(), f"--hosts {path}")
+    if keys:
+        options.update({"IdentityFile": keys.pop(), "IdentitiesOnly": "yes"})
+    return Inventory(Path(path), hosts, options, ansible=True)
+
+
+def _ssh_options(args: str, where: str) -> dict[str, str]:
+    """The ``-o KEY=VALUE`` settings of Ansible's extra ssh arguments, which the harness's
+    own sessions then use too (a known-hosts file, a jump host); any other word is refused:
+    the harness would not pass it on."""
+    words, out = shlex.split(args), {}
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w == "-o" and i + 1 < len(words):
+            w, i = words[i + 1], i + 2
+        elif w.startswith("-o"):
+            w, i = w[2:], i + 1
+        else:
+            raise ValueError(f"{where}: ansible_ssh_common_args takes -o KEY=VALUE settings "
+                             f"only, not {w!r}")
+        key, sep, value = w.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{where}: ansible_ssh_common_args: -o {w!r} is not KEY=VALUE")
+        out[key] = value
+    return out
 
 
 def _proxy(value, where: str) -> str | None:

@@ -49,11 +49,20 @@ class ProvisionError(RuntimeError):
 
 def ansible_inventory(inv: inventory.Inventory, archive: Path, commit: str,
                       extra_ssh: dict[str, str] | None = None) -> dict:
-    """The Ansible inventory (as data) for burstbench's ``inv``."""
+    """The Ansible inventory (as data) for burstbench's ``inv``. For a user's own Ansible
+    inventory (``inv.ansible``), which the playbook reads first and as it is, only the group
+    ``burstbench`` of its hosts, by name, with the project's variables: how to reach each host
+    stays the user's."""
     opts = {"BatchMode": "yes", "StrictHostKeyChecking": "yes", **inv.options,
             **(extra_ssh or {})}
     key = opts.pop("IdentityFile", None)
     hosts = {}
+    if inv.ansible:
+        hosts = {h.name: {"burstbench_workdir": h.workdir, **proxy_vars(h.proxy)}
+                 for h in inv.hosts}
+        return {"all": {"children": {"burstbench": {
+            "hosts": hosts, "vars": {"burstbench_archive": str(archive),
+                                     "burstbench_commit": commit}}}}}
     for h in inv.hosts:
         if h.kubectl:  # a pod runs the bench image, which holds the project already
             continue
@@ -98,9 +107,12 @@ def archive(dest: Path) -> str:
     return commit
 
 
-def playbook_argv(inv_path: Path, extra: list[str] | None = None) -> list[str]:
+def playbook_argv(inv_path: Path, extra: list[str] | None = None,
+                  user_inventory: Path | None = None) -> list[str]:
+    """ansible-playbook on the generated inventory, after the user's own if there is one."""
     exe = Path(sys.executable).parent / "ansible-playbook"
-    return [str(exe) if exe.exists() else "ansible-playbook", "-i", str(inv_path),
+    first = ["-i", str(user_inventory)] if user_inventory else []
+    return [str(exe) if exe.exists() else "ansible-playbook", *first, "-i", str(inv_path),
             str(PLAYBOOK), *(extra or [])]
 
 
@@ -117,7 +129,8 @@ def provision(inv: inventory.Inventory, work: Path, *, extra_ssh: dict | None = 
     env = {**os.environ, "ANSIBLE_CONFIG": str(CONFIG), "ANSIBLE_NOCOLOR": "1",
            "ANSIBLE_LOCAL_TEMP": str(work / "ansible-tmp")}
     from burstbench.infra.procs import _die_with_parent
-    return subprocess.run([*(via or []), *playbook_argv(inv_path, extra_args)], env=env,
+    argv = playbook_argv(inv_path, extra_args, inv.path if inv.ansible else None)
+    return subprocess.run([*(via or []), *argv], env=env,
                           capture_output=capture, text=True, preexec_fn=_die_with_parent,
                           check=False)
 

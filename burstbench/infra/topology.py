@@ -22,12 +22,13 @@ every other, as in the reference blog.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from burstbench.infra.brokers import NetworkConnector
 
 TOPOLOGIES = ("single", "forward", "split", "chain3", "mesh2", "mesh3")
 DISCOVERY = ("static", "multicast")
-HOSTS = ("loopback", "netns", "netns-ssh")  # or an inventory FILE (.yaml/.yml)
+HOSTS = ("loopback", "netns", "netns-ssh")  # or an inventory FILE (.yaml/.yml, or Ansible's)
 
 
 @dataclass
@@ -70,9 +71,9 @@ def check(topology: str, discovery: str, hosts: str) -> None:
     layout(topology)
     if discovery not in DISCOVERY:
         raise ValueError(f"unknown discovery {discovery!r} (have: {', '.join(DISCOVERY)})")
-    if hosts not in HOSTS and not hosts.endswith((".yaml", ".yml")):
+    if hosts not in HOSTS and not hosts.endswith((".yaml", ".yml")) and not Path(hosts).exists():
         raise ValueError(f"unknown hosts {hosts!r} (have: {', '.join(HOSTS)}, or an inventory "
-                         "FILE.yaml)")
+                         "FILE: burstbench's .yaml or an Ansible inventory)")
     if discovery == "multicast" and hosts != "netns":
         raise ValueError("--discovery multicast needs --hosts netns (the harness does not give "
                          "the host's loopback a multicast route)")

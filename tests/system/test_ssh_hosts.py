@@ -80,7 +80,7 @@ def test_a_bad_inventory_is_one_line_naming_what_is_wrong(tmp_path, text, says):
 def test_a_missing_inventory_and_an_unknown_hosts_value_are_refused():
     with pytest.raises(ValueError, match="cannot read it"):
         inventory.load("/nonexistent/hosts.yaml")
-    with pytest.raises(ValueError, match="or an inventory FILE.yaml"):
+    with pytest.raises(ValueError, match="or an inventory FILE: burstbench.s .yaml or an Ansible"):
         topology.check("single", "static", "moon")
     topology.check("single", "static", "netns-ssh")
     topology.check("single", "static", "/some/hosts.yml")
