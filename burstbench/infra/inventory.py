@@ -194,13 +194,18 @@ def _ansible_shaped(doc) -> bool:
         isinstance(v, dict) and set(v) <= {"hosts", "children", "vars"} for v in doc.values())
 
 
+def ansible_tool(name: str) -> str:
+    """An ansible-core command: the one set-up installed beside this Python, else PATH's."""
+    exe = Path(sys.executable).parent / name
+    return str(exe) if exe.exists() else name
+
+
 def ansible_list(path: Path) -> dict:
     """``ansible-inventory -i PATH --list``: every host, group and variable, as Ansible itself
     reads the inventory (INI, YAML, a directory, a script or a plugin's file)."""
-    exe = Path(sys.executable).parent / "ansible-inventory"
     try:
-        r = subprocess.run([str(exe) if exe.exists() else "ansible-inventory", "-i", str(path),
-                            "--list"], capture_output=True, text=True, timeout=120, check=False,
+        r = subprocess.run([ansible_tool("ansible-inventory"), "-i", str(path), "--list"],
+                           capture_output=True, text=True, timeout=120, check=False,
                            env={**os.environ, "ANSIBLE_NOCOLOR": "1",
                                 "ANSIBLE_INVENTORY_UNPARSED_FAILED": "1"})
     except (OSError, subprocess.TimeoutExpired) as e:

@@ -110,9 +110,8 @@ def archive(dest: Path) -> str:
 def playbook_argv(inv_path: Path, extra: list[str] | None = None,
                   user_inventory: Path | None = None) -> list[str]:
     """ansible-playbook on the generated inventory, after the user's own if there is one."""
-    exe = Path(sys.executable).parent / "ansible-playbook"
     first = ["-i", str(user_inventory)] if user_inventory else []
-    return [str(exe) if exe.exists() else "ansible-playbook", *first, "-i", str(inv_path),
+    return [inventory.ansible_tool("ansible-playbook"), *first, "-i", str(inv_path),
             str(PLAYBOOK), *(extra or [])]
 
 
