@@ -141,9 +141,7 @@ def load(path: str | Path, need: tuple[str, ...] = ("broker", "producers", "cons
         if not m:
             raise ValueError(f"{where}: ssh must be [user@]address[:port], not "
                              f"{h.get('ssh')!r}")
-        port = int(m["port"] or 22)
-        if not 1 <= port <= 65535:
-            raise ValueError(f"{where}: port {port} is out of range")
+        port = _port(m["port"], where)
         workdir = h.get("workdir")
         if not isinstance(workdir, str) or not workdir.startswith("/"):
             raise ValueError(f"{where}: workdir must be an absolute path")
@@ -254,12 +252,7 @@ def from_ansible(path: Path) -> Inventory:
         if not workdir.startswith("/"):
             raise ValueError(f"{where}: burstbench_workdir must be an absolute path")
         addr = str(hv.get("ansible_host") or name)
-        try:
-            port = int(hv.get("ansible_port") or 22)
-        except ValueError:
-            raise ValueError(f"{where}: ansible_port must be a number") from None
-        if not 1 <= port <= 65535:
-            raise ValueError(f"{where}: port {port} is out of range")
+        port = _port(hv.get("ansible_port"), where)
         if hv.get("ansible_ssh_private_key_file"):
             keys.add(os.path.expanduser(str(hv["ansible_ssh_private_key_file"])))
         ssh_args.add(" ".join(str(hv.get(k) or "") for k in ("ansible_ssh_common_args",
@@ -303,6 +296,17 @@ def _ssh_options(args: str, where: str) -> dict[str, str]:
             raise ValueError(f"{where}: ansible_ssh_common_args: -o {w!r} is not KEY=VALUE")
         out[key] = value
     return out
+
+
+def _port(value, where: str) -> int:
+    """An ssh port checked (22 when not given)."""
+    try:
+        port = int(value or 22)
+    except ValueError:
+        raise ValueError(f"{where}: the ssh port must be a number, not {value!r}") from None
+    if not 1 <= port <= 65535:
+        raise ValueError(f"{where}: port {port} is out of range")
+    return port
 
 
 def _proxy(value, where: str) -> str | None:

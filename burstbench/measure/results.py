@@ -233,9 +233,10 @@ def runtimes() -> dict:
         "perl": first_line(["perl", "-e", "print $^V"]),
         "python": platform.python_version(),
     }
-    extra = os.environ.get("BURSTBENCH_JAVA_OPTS", "").strip()
-    if extra:  # the client JVMs ran with more than the bench's own options (clients.py)
-        out["java_options"] = extra
+    from burstbench.clients import java_options_extra
+    extra = java_options_extra()
+    if extra:  # the JVMs ran with more than the bench's own options (clients.py)
+        out["java_options"] = " ".join(extra)
     return out
 
 
