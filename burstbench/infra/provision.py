@@ -5,7 +5,9 @@ group, ``burstbench``, with each host's address, port, user and work directory, 
 the harness itself uses (BatchMode, the inventory's key and known-hosts file). The project
 travels as ``git archive`` of the commit checked out here (uncommitted changes do not travel;
 the archive is the same bytes for the same commit, so a second run copies nothing), and
-``deploy/ansible/provision.yml`` unpacks it and runs ``./bench setup`` on each host.
+``deploy/ansible/provision.yml`` installs the runtimes each host lacks (its ``runtimes``
+role, with ``become`` where the SSH user is not root; the databases on hosts with the role
+``databases``), unpacks the archive and builds it there (``./bench setup --project``).
 
 A host with a ``proxy`` (``http://HOST:PORT``, the inventory's or its own) runs ``./bench
 setup`` with ``http_proxy``/``https_proxy`` (and upper case) set, which pip and npm read;
@@ -58,7 +60,8 @@ def ansible_inventory(inv: inventory.Inventory, archive: Path, commit: str,
     key = opts.pop("IdentityFile", None)
     hosts = {}
     if inv.ansible:
-        hosts = {h.name: {"burstbench_workdir": h.workdir, **proxy_vars(h.proxy)}
+        hosts = {h.name: {"burstbench_workdir": h.workdir, "burstbench_roles": list(h.roles),
+                          **proxy_vars(h.proxy)}
                  for h in inv.hosts}
         return {"all": {"children": {"burstbench": {
             "hosts": hosts, "vars": {"burstbench_archive": str(archive),
@@ -68,7 +71,7 @@ def ansible_inventory(inv: inventory.Inventory, archive: Path, commit: str,
             continue
         hosts[h.name] = {"ansible_host": h.ssh_address, "ansible_port": h.port,
                          "ansible_user": h.user, "burstbench_workdir": h.workdir,
-                         **proxy_vars(h.proxy)}
+                         "burstbench_roles": list(h.roles), **proxy_vars(h.proxy)}
     group_vars = {
         "ansible_connection": "ssh",
         "ansible_ssh_common_args": " ".join(f"-o {shlex.quote(f'{k}={v}')}"

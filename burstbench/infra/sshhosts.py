@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from burstbench import paths
-from burstbench.infra import netns
+from burstbench.infra import netns, roots
 from burstbench.infra.launch import Ssh
 from burstbench.infra.procs import Supervisor
 
@@ -46,14 +46,19 @@ class SshNetns:
     """``hosts`` (names as netns.Network takes them) each with an sshd; see the module text."""
 
     def __init__(self, tag: str, hosts: list[str], keydir: Path, log_dir: Path,
-                 link_rate: str | None = None, subnet: tuple[int, int] | None = None):
+                 link_rate: str | None = None, subnet: tuple[int, int] | None = None,
+                 root: Path | None = None):
+        """``root``: a bare root (``burstbench/infra/roots.py``) every host gets an overlay of,
+        logged into as its unprivileged user; without it the hosts share this machine's files
+        and its user."""
         if CTL in hosts:
             raise ValueError(f"host name {CTL!r} is the harness's own")
         self.hosts = list(hosts)
         self.net = netns.Network(tag, [CTL, *self.hosts], link_rate=link_rate, subnet=subnet)
         self.keydir = Path(keydir)
         self.sup = Supervisor(log_dir)
-        self.user = getpass.getuser()
+        self.root = Path(root) if root else None
+        self.user = roots.USER if root else getpass.getuser()
         self.port = 22
 
     @property
@@ -92,12 +97,15 @@ class SshNetns:
             kind, blob = key.with_suffix(".pub").read_text().split()[:2]
             # ssh looks a host on port 22 up by its bare address, any other as [addr]:port
             known.append(f"{addr if self.port == 22 else f'[{addr}]:{self.port}'} {kind} {blob}")
-            cfg = self.keydir / f"sshd_{host}.conf"
-            cfg.write_text(_sshd_config(self.net.address(host), self.port, key,
-                                        self.keydir / "authorized_keys", self.user))
-            # -D: in the foreground, a child like any other; -e: its log to the log file
-            self.sup.start(f"sshd-{host}", self.net.wrap(host) + [SSHD, "-D", "-e", "-f",
-                                                                   str(cfg)], role="sshd")
+            if self.root:
+                argv = self._rooted(host, key)
+            else:
+                cfg = self.keydir / f"sshd_{host}.conf"
+                cfg.write_text(_sshd_config(self.net.address(host), self.port, key,
+                                            self.keydir / "authorized_keys", self.user))
+                # -D: in the foreground, a child like any other; -e: its log to the log file
+                argv = [SSHD, "-D", "-e", "-f", str(cfg)]
+            self.sup.start(f"sshd-{host}", self.net.wrap(host) + argv, role="sshd")
         self.known_hosts.write_text("\n".join(known) + "\n")
         deadline = time.monotonic() + timeout
         for host in self.hosts:
@@ -108,6 +116,26 @@ class SshNetns:
                         f"sshd on {host} did not listen: {child.last_error() or 'no message'} "
                         f"(log: {child.log_path})")
                 time.sleep(0.05)
+
+    def host_dir(self, host: str) -> Path:
+        """A rooted host's overlay directories (its changes to the base root)."""
+        return self.keydir.parent / "roots" / host
+
+    def _rooted(self, host: str, key: Path) -> list[str]:
+        """The sshd of a host with a root of its own: its key, authorized keys and
+        configuration written into the host's overlay, the sshd chrooted there."""
+        d = self.host_dir(host)
+        shutil.rmtree(d, ignore_errors=True)
+        inside = roots.upper_path(d, roots.SSH_DIR)
+        inside.mkdir(parents=True)
+        roots.host_files(d)
+        shutil.copy2(key, inside / "host_key")
+        shutil.copy2(self.keydir / "authorized_keys", inside / "authorized_keys")
+        cfg = f"{roots.SSH_DIR}/sshd.conf"
+        roots.upper_path(d, cfg).write_text(_sshd_config(
+            self.net.address(host), self.port, Path(roots.SSH_DIR) / "host_key",
+            Path(roots.SSH_DIR) / "authorized_keys", self.user))
+        return roots.sshd_argv(self.root, d, cfg)
 
     def launcher(self, host: str, local_root: Path, remote_root: str) -> Ssh:
         """How the harness reaches ``host``: ssh from ``ctl``, with the run's key and
@@ -144,6 +172,8 @@ class SshNetns:
         finally:
             self.net.remove()
             shutil.rmtree(self.keydir, ignore_errors=True)
+            if self.root:  # the hosts' changes to the base root: gigabytes once provisioned
+                shutil.rmtree(self.keydir.parent / "roots", ignore_errors=True)
 
 
 def _keygen(path: Path, comment: str) -> None:
