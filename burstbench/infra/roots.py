@@ -68,6 +68,7 @@ def base(log=print) -> Path:
                        check=False)
     if r.returncode != 0:
         raise RootUnavailable(f"debootstrap failed: {(r.stderr or r.stdout).strip()[-500:]}")
+    network_trust(tmp)
     # the rest with apt in the root, with every service start refused while installing (sshd's
     # would listen on this machine's port 22); the policy goes afterwards, as a fresh host
     # has none
@@ -84,8 +85,14 @@ def base(log=print) -> Path:
         raise RootUnavailable(f"apt-get install in the root failed: "
                               f"{(r.stderr or r.stdout).strip()[-500:]}")
     chroot = ["chroot", str(tmp)]
-    subprocess.run([*chroot, "useradd", "--create-home", "--shell", "/bin/bash", USER],
-                   check=True, capture_output=True, timeout=60)
+    # no password, but not a locked account ("*", not useradd's "!"): sshd without PAM
+    # refuses a locked account even its keys
+    subprocess.run([*chroot, "useradd", "--create-home", "--shell", "/bin/bash", "--password",
+                    "*", USER], check=True, capture_output=True, timeout=60)
+    if (tmp / "etc" / "npmrc").exists():  # npm's global file is under its own prefix
+        shutil.copyfile(tmp / "etc" / "npmrc", tmp / "home" / USER / ".npmrc")
+        subprocess.run([*chroot, "chown", f"{USER}:{USER}", f"/home/{USER}/.npmrc"],
+                       check=True, capture_output=True, timeout=60)
     (tmp / "etc" / "sudoers.d" / "bench").write_text(f"{USER} ALL=(ALL) NOPASSWD: ALL\n")
     (tmp / "etc" / "sudoers.d" / "bench").chmod(0o440)
     # the package's own host keys are not used (each run makes its own); the privilege
@@ -97,6 +104,24 @@ def base(log=print) -> Path:
     (tmp / ".burstbench-bare").write_text(f"{SUITE} minbase + {' '.join(INCLUDE)}\n")
     tmp.rename(root)
     return root
+
+
+def network_trust(root: Path) -> None:
+    """This machine's own certificate authorities (``/usr/local/share/ca-certificates``: a
+    TLS-inspecting proxy's, for one) into the root's system store, and pip and npm told to use
+    that store, as every host on this network needs: a host made here is on it."""
+    local = sorted(Path("/usr/local/share/ca-certificates").glob("*.crt"))
+    if not local:
+        return
+    into = root / "usr" / "local" / "share" / "ca-certificates"
+    into.mkdir(parents=True, exist_ok=True)
+    for crt in local:
+        shutil.copyfile(crt, into / crt.name)
+    subprocess.run(["chroot", str(root), "update-ca-certificates"], check=True,
+                   capture_output=True, timeout=120)
+    bundle = "/etc/ssl/certs/ca-certificates.crt"
+    (root / "etc" / "pip.conf").write_text(f"[global]\ncert = {bundle}\n")
+    (root / "etc" / "npmrc").write_text(f"cafile={bundle}\n")
 
 
 def layers(base_root: Path, host_dir: Path) -> tuple[Path, Path, Path]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 import uuid
@@ -111,12 +112,13 @@ def test_bare_hosts_are_provisioned_and_carry_a_four_language_point(tmp_path, ba
         runs[1].stdout[-4000:]
     # what was installed, through the proxy only (the hosts have no other way out)
     for h in HOSTS:
-        r = _ssh(net, h, "java -version 2>&1 | head -n1; mvn -v 2>/dev/null | head -n1; "
+        r = _ssh(net, h, "java -version 2>&1 | head -n1; mvn -B -v 2>/dev/null | head -n1; "
                          "node --version; "
                          "perl -MNet::Stomp -e 'print \"$Net::Stomp::VERSION\\n\"'; "
                          f"cat {WORKDIR}/.burstbench-commit")
         assert r.returncode == 0, r.stderr
-        java, mvn, node, stomp, commit = r.stdout.splitlines()
+        # (Maven colours its version line even in batch mode)
+        java, mvn, node, stomp, commit = re.sub(r"\x1b\[[0-9;]*m", "", r.stdout).splitlines()
         print(f"{h}: {java} | {mvn} | node {node} | Net::Stomp {stomp} | commit {commit}")
         assert '"17.' in java and mvn.startswith("Apache Maven 3.")
         assert node.startswith("v20.") and stomp == "0.61"

@@ -296,7 +296,8 @@ def test_the_ansible_inventory_carries_every_host_and_the_ssh_settings(tmp_path)
     doc = provision.ansible_inventory(inv, tmp_path / "a.tar", "abc123")
     group = doc["all"]["children"]["burstbench"]
     assert group["hosts"]["gen1"] == {"ansible_host": "192.0.2.12", "ansible_port": 2222,
-                                      "ansible_user": "ops", "burstbench_workdir": "/opt/bb"}
+                                      "ansible_user": "ops", "burstbench_workdir": "/opt/bb",
+                                      "burstbench_roles": ["producers"]}  # databases by role
     v = group["vars"]
     assert v["ansible_ssh_private_key_file"] == "/keys/bench"
     assert "-o BatchMode=yes" in v["ansible_ssh_common_args"]
