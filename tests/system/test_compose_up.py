@@ -26,6 +26,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+from burstbench.infra.roots import apt_mirror
+
 pytestmark = [pytest.mark.full, pytest.mark.root, pytest.mark.slow, pytest.mark.timeout(4800)]
 
 STATE = Path("/var/lib/burstbench/docker")  # kept between runs: layers and build caches
@@ -34,19 +36,6 @@ PROJECT = "burstbench-compose-test"
 DOCKER = "/usr/bin/docker"  # Debian's client, the engine's own version
 # the README's command; Debian ships Compose v1, whose command is docker-compose
 UP = ["up", "--build", "--abort-on-container-exit", "--exit-code-from", "bench"]
-
-
-def apt_mirror() -> str:
-    """The Debian mirror this host's apt uses (read, never written into the repository)."""
-    for f in [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]:
-        if not f.is_file() or f.name.endswith((".disabled", ".save")) or "disabled" in f.name:
-            continue
-        text = f.read_text()
-        m = re.search(r"^URIs:\s*(\S+/debian)\s*$", text, re.MULTILINE) \
-            or re.search(r"^deb\s+(?:\[[^]]*\]\s+)?(\S+/debian)\s+bookworm\b", text, re.MULTILINE)
-        if m:
-            return m.group(1)
-    pytest.fail("no Debian bookworm mirror in this host's apt sources")
 
 
 def split_bundle(bundle: Path, into: Path) -> int:
