@@ -124,7 +124,7 @@ def network_trust(root: Path) -> None:
     (root / "etc" / "npmrc").write_text(f"cafile={bundle}\n")
 
 
-def layers(base_root: Path, host_dir: Path) -> tuple[Path, Path, Path]:
+def layers(host_dir: Path) -> tuple[Path, Path, Path]:
     """The host's overlay directories: upper (what the host changes), work, merged."""
     dirs = tuple(host_dir / d for d in ("upper", "work", "merged"))
     for d in dirs:
@@ -135,7 +135,7 @@ def layers(base_root: Path, host_dir: Path) -> tuple[Path, Path, Path]:
 def sshd_argv(base_root: Path, host_dir: Path, config: str) -> list[str]:
     """The host's sshd in a mount namespace of its own, chrooted into the overlay of the base
     (``config``: its configuration's path inside the root)."""
-    upper, work, merged = layers(base_root, host_dir)
+    upper, work, merged = layers(host_dir)
     m = shlex.quote(str(merged))
     script = "; ".join([
         "set -e",
