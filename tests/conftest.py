@@ -237,3 +237,13 @@ def pytest_runtest_makereport(item, call):
     rep.outcome = "failed"
     rep.longrepr = (f"skipped for a reason not on the declared list "
                     f"({', '.join(DECLARED_SKIPS)}): {reason}")
+
+
+def play_recap(out: str) -> dict[str, dict[str, int]]:
+    """ansible-playbook's PLAY RECAP counts per host: {host: {"ok": n, "changed": n, ...}}."""
+    got = {}
+    for line in out.splitlines():
+        if " : ok=" in line:
+            host, _, rest = line.partition(" : ")
+            got[host.strip()] = {k: int(v) for k, v in (p.split("=") for p in rest.split())}
+    return got

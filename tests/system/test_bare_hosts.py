@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, play_recap
 
 from burstbench.infra import connect_proxy, netns, roots, sshhosts
 
@@ -41,16 +41,6 @@ def _ssh(net: sshhosts.SshNetns, host: str, command: str, timeout: float = 120):
     ssh = net.launcher(host, Path("/"), "/")
     return subprocess.run([*ssh.ssh_argv(), command], capture_output=True, text=True,
                           timeout=timeout, check=False)
-
-
-def _recap(out: str) -> dict[str, dict[str, int]]:
-    got = {}
-    for line in out.splitlines():
-        host, sep, rest = line.partition(" : ok=")
-        if sep:
-            got[host.strip()] = {k: int(v) for k, v in
-                                 (p.split("=") for p in ("ok=" + rest).split())}
-    return got
 
 
 def _inventory(net: sshhosts.SshNetns, proxy: str, path: Path) -> Path:
@@ -104,7 +94,7 @@ def test_bare_hosts_are_provisioned_and_carry_a_four_language_point(tmp_path, ba
                                    cwd=ROOT, check=False))
         took.append(time.monotonic() - t0)
         assert runs[-1].returncode == 0, runs[-1].stdout[-6000:] + runs[-1].stderr[-3000:]
-    first, second = (_recap(r.stdout) for r in runs)
+    first, second = (play_recap(r.stdout) for r in runs)
     print(f"provisioning: {took[0]:.0f} s, then {took[1]:.0f} s; recaps {first} {second}")
     assert set(first) == set(HOSTS) and all(v["failed"] == 0 for v in first.values())
     assert all(first[h]["changed"] >= 5 for h in HOSTS)  # packages, node, copy, unpack, build

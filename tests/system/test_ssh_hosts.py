@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import play_recap
 
 from burstbench import paths
 from burstbench.commands.run import summary
@@ -318,16 +319,6 @@ def test_the_playbook_passes_ansibles_syntax_check(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def _recap(out: str) -> dict:
-    """PLAY RECAP counts per host: {host: {"ok": n, "changed": n, ...}}."""
-    got = {}
-    for line in out.splitlines():
-        if " : ok=" in line:
-            host, _, rest = line.partition(" : ")
-            got[host.strip()] = {k: int(v) for k, v in (p.split("=") for p in rest.split())}
-    return got
-
-
 def ssh_netns_inventory(net: sshhosts.SshNetns, host: str, workdir: Path):
     launcher = net.launcher(host, Path("/"), "/")
     return inventory.Inventory(None, [inventory.Host(host, net.address(host), net.user,
@@ -357,7 +348,7 @@ def test_the_playbook_copies_the_project_to_a_host_once(tmp_path, need_ssh_hosts
         net.stop()
     for r in runs:
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
-    first, second = (_recap(r.stdout)["h1"] for r in runs)
+    first, second = (play_recap(r.stdout)["h1"] for r in runs)
     assert first["changed"] >= 2 and first["failed"] == 0  # copied and unpacked
     assert second["changed"] == 0 and second["failed"] == 0, runs[1].stdout[-3000:]
     far = tmp_path / "far" / "burstbench"
