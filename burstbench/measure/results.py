@@ -198,6 +198,9 @@ def machine() -> dict:
 
 @cache
 def git_commit() -> str:
+    """The checkout's commit (``-dirty`` with uncommitted changes); without git or a .git (an
+    image, a copy made by the hosts' playbook) the commit its maker wrote in
+    .burstbench-commit; else ``unknown``."""
     try:
         out = subprocess.run(
             ["git", "-C", str(paths.ROOT), "rev-parse", "--short=12", "HEAD"],
@@ -214,7 +217,11 @@ def git_commit() -> str:
         ).stdout.strip()
         return commit + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
+        try:
+            written = (paths.ROOT / ".burstbench-commit").read_text().split()
+        except OSError:
+            written = []
+        return written[0] if written else "unknown"
 
 
 @cache

@@ -8,7 +8,9 @@ and so the bench's own namespace bridge, alone; the builds' steps use the host's
 and stopped by its PID at the end. With no image registry reachable, the images build
 ``FROM`` a Debian bookworm base made by ``debootstrap --variant=minbase`` and imported
 (``BASE_IMAGE``); everything else comes from Debian's packages and the package registries,
-whose TLS is checked against this host's CA bundle (``deploy/certs``).
+whose TLS is checked against this host's CA bundle (``deploy/certs``). ``docker compose`` is
+Compose v2, the Docker CLI plugin that ``./bench setup --compose`` builds from the Go module
+proxy, into a DOCKER_CONFIG kept with the engine's state (Debian has only Compose v1).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,6 +30,7 @@ import pytest
 from conftest import ROOT
 
 from burstbench.infra.roots import apt_mirror
+from burstbench.measure.results import git_commit
 
 pytestmark = [pytest.mark.full, pytest.mark.root, pytest.mark.slow, pytest.mark.timeout(4800)]
 
@@ -34,7 +38,8 @@ STATE = Path("/var/lib/burstbench/docker")  # kept between runs: layers and buil
 BASE = "burstbench-base:bookworm"
 PROJECT = "burstbench-compose-test"
 DOCKER = "/usr/bin/docker"  # Debian's client, the engine's own version
-# the README's command; Debian ships Compose v1, whose command is docker-compose
+CONFIG = STATE / "config"  # its cli-plugins/docker-compose
+# the README's command
 UP = ["up", "--build", "--abort-on-container-exit", "--exit-code-from", "bench"]
 
 
@@ -51,20 +56,23 @@ def split_bundle(bundle: Path, into: Path) -> int:
 @contextlib.contextmanager
 def engine(tmp: Path):
     """dockerd with its own socket, data and state; stopped by PID, with what it started."""
-    for tool in ("dockerd", "debootstrap", "docker-compose"):
+    for tool in ("dockerd", "debootstrap"):
         if not shutil.which(tool):
             pytest.fail(f"{tool} is not installed: ./bench setup installs it")
     STATE.mkdir(parents=True, exist_ok=True)
     sock = tmp / "docker.sock"
+    # containerd's sockets live under the exec root: a short path (a socket's is at most 107
+    # bytes, and pytest's tmp_path under xdist is longer than that leaves)
+    exec_root = Path(tempfile.mkdtemp(prefix="bb-docker-"))
     log = (tmp / "dockerd.log").open("w")
     proc = subprocess.Popen(
         ["dockerd", "--host", f"unix://{sock}", "--data-root", str(STATE / "data"),
-         "--exec-root", str(tmp / "exec"), "--pidfile", str(tmp / "dockerd.pid"),
+         "--exec-root", str(exec_root), "--pidfile", str(tmp / "dockerd.pid"),
          "--iptables=false", "--ip-forward=false", "--bridge=none",
          "--containerd-namespace", "burstbench", "--containerd-plugins-namespace",
          "burstbench-plugins"],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    env = {**os.environ, "DOCKER_HOST": f"unix://{sock}",
+    env = {**os.environ, "DOCKER_HOST": f"unix://{sock}", "DOCKER_CONFIG": str(CONFIG),
            "PATH": "/usr/bin:/bin:/usr/sbin:/sbin:" + os.environ.get("PATH", "")}
     try:
         deadline = time.monotonic() + 60
@@ -82,6 +90,7 @@ def engine(tmp: Path):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         log.close()
+        shutil.rmtree(exec_root, ignore_errors=True)
 
 
 def base_image(env: dict, tmp: Path) -> None:
@@ -114,8 +123,18 @@ def project_copy(tmp: Path) -> Path:
 
 
 def compose(env: dict, work: Path, *args: str, timeout: float = 600):
-    return subprocess.run(["docker-compose", "-p", PROJECT, *args], cwd=work, env=env, check=False,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([DOCKER, "compose", "-p", PROJECT, *args], cwd=work, env=env,
+                          check=False, capture_output=True, text=True, timeout=timeout)
+
+
+def plugins(env: dict) -> str:
+    """``./bench setup --compose`` into the engine's DOCKER_CONFIG (built once, then kept)."""
+    r = subprocess.run([str(ROOT / "bench"), "setup", "--compose"], env=env, check=False,
+                       capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, r.stderr[-3000:]
+    version = compose(env, ROOT, "version")
+    assert version.returncode == 0, version.stderr
+    return version.stdout.strip()
 
 
 def test_docker_compose_up_runs_the_compose_sweep_to_the_end(tmp_path):
@@ -124,8 +143,10 @@ def test_docker_compose_up_runs_the_compose_sweep_to_the_end(tmp_path):
     work = project_copy(tmp_path)
     with engine(tmp_path) as env:
         base_image(env, tmp_path)
-        env = {**env, "BASE_IMAGE": BASE, "BUILD_NETWORK": "host",
-               "COMPOSE_DOCKER_CLI_BUILD": "1", "DOCKER_BUILDKIT": "1"}
+        version = plugins(env)
+        # BuildKit: Debian's engine (20.10) builds with the classic builder unless asked
+        env = {**env, "BASE_IMAGE": BASE, "BUILD_NETWORK": "host", "DOCKER_BUILDKIT": "1",
+               "BURSTBENCH_COMMIT": git_commit()}
         start = time.monotonic()
         try:
             up = compose(env, work, *UP, timeout=4200)
@@ -143,7 +164,8 @@ def test_docker_compose_up_runs_the_compose_sweep_to_the_end(tmp_path):
         [run] = runs
         manifest = json.loads((run / "run.json").read_text())
         assert manifest["status"] == "complete" and manifest["profile"] == "compose"
+        assert manifest["git_commit"] == git_commit()
         charts = sorted(p.name for p in (run / "charts").glob("*.png"))
         assert "throughput-by-consumers.png" in charts
-        print(f"docker-compose {' '.join(UP)}: exit 0 in {took:.0f} s, run {run.name}, "
-              f"{len(charts)} charts")
+        print(f"{version}: docker compose {' '.join(UP)}: exit 0 in {took:.0f} s, "
+              f"run {run.name} at {manifest['git_commit']}, {len(charts)} charts")
