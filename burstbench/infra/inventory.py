@@ -338,9 +338,6 @@ def check_point(spec) -> None:
     if spec.tls:
         raise ValueError("--tls is not carried to SSH hosts yet (the CA and keystores would "
                          "have to be copied there)")
-    if spec.persistence in ("jdbc-postgres", "jdbc-mariadb"):
-        raise ValueError(f"--persistence {spec.persistence} is not placed on SSH hosts yet "
-                         "(the database server runs beside its broker only on this machine)")
 
 
 def _whoami() -> str:

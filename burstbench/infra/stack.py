@@ -38,6 +38,7 @@ class Stack:
         self.layout = topology.layout(spec.topology)
         self.brokers: dict[str, brokers.Broker] = {}  # by topology name, started or external
         self.databases: list = []
+        self.remote_databases: list = []  # dbserve's children on SSH hosts
         self.net = None  # a netns.Network for --hosts netns
         self.remote = None  # an inventory.Placement when the hosts are reached over SSH
         self.ca: Path | None = None  # the CA the clients verify (--tls; --ca outside)
@@ -75,6 +76,9 @@ class Stack:
                 for db in self.databases:  # their data directories may live outside ``work``
                     databases.stop(self.sup, db)
                 self.databases = []
+            for child in self.remote_databases:
+                self.sup.stop(child)
+            self.remote_databases = []
             if self.remote is not None:
                 self.remote.close()
         finally:
@@ -257,6 +261,14 @@ class Stack:
         if p == "jdbc-derby":
             return databases.derby_jdbc(self.work / f"derby-{name}")
         kind = p.removeprefix("jdbc-")
+        if self.remote is not None:  # beside its broker, on that host (infra/dbserve.py)
+            from burstbench.infra import dbserve
+            on = self.remote.broker_host(name)
+            self.progress(f"starting {kind} for broker {name} on {on}")
+            child, jdbc = dbserve.start(self.sup, self.remote.launchers[on], kind,
+                                        self.work / f"db-{name}", f"db-{name}")
+            self.remote_databases.append(child)
+            return jdbc
         kw = {}
         if self.net is not None:
             kw = {"host": self.net.address(name), "wrap": self.net.wrap(name)}

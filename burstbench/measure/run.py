@@ -931,6 +931,14 @@ class Runner:
                                          f"round trip of {clocks.PROBES} probes, before and "
                                          "after the point"}
 
+    def _host_of(self, name: str, slot: str) -> str:
+        """Where a child ran: its slot's host; a broker's (``broker-a``) or its database's
+        (``db-a``) is broker ``a``'s."""
+        if name.startswith("db-"):
+            name = "broker-" + name.removeprefix("db-")
+            slot = name
+        return self.placement.get(slot, name.removeprefix("broker-"))
+
     def _collect(self, sup: Supervisor) -> None:
         rec = self.dir / "records"
         ready = self.ready
@@ -945,7 +953,7 @@ class Runner:
                     **socket,
                     "name": child.name,
                     "role": child.role,
-                    "host": self.placement.get(own[0], child.name.removeprefix("broker-")),
+                    "host": self._host_of(child.name, own[0]),
                     **({"connections": len(own)} if len(own) > 1 else {}),
                     "pid": child.pid,
                     "exit_code": child.returncode,

@@ -211,6 +211,37 @@ def test_four_languages_on_hosts_of_their_own_over_ssh(tmp_path, need_ssh_hosts,
     assert not (tmp_path / "point" / "work").exists()
 
 
+@pytest.mark.integration
+@pytest.mark.root
+@need_root
+@pytest.mark.parametrize("store", ["jdbc-postgres",
+                                   pytest.param("jdbc-mariadb", marks=pytest.mark.full)])
+def test_a_jdbc_broker_on_an_ssh_host_has_its_database_there(tmp_path, need_ssh_hosts, store):
+    """The database of a JDBC store starts on the broker's host (infra/dbserve.py), the broker
+    keeps persistent messages in it, and it stops with the point."""
+    spec = PointSpec(producer=["python"], consumer=["java"], producers=1, consumers=2,
+                     count=500, bursts=1, persistence=store, persistent=True,
+                     hosts="netns-ssh")
+    for r in (*spec.slots()[0], *spec.slots()[1]):
+        if r.client.missing():
+            pytest.skip(r.client.missing())
+    out = Runner(spec, tmp_path / "point").run()
+    doc = document(out, "now")
+    doc["point"] = "p"
+    acc = doc["accounting"]
+    assert doc["status"] == "ok", doc["errors"]
+    assert (acc["sent"], acc["received"], acc["lost"], acc["duplicates"]) == (500, 500, 0, 0)
+    assert doc["broker_witness"]["agrees"]
+    assert doc["parameters"]["persistence"] == store
+    where = {p["name"]: p["host"] for p in doc["resources"]["processes"]}
+    assert where["db-a"] == where["broker-a"] == "b1", where
+    logs = tmp_path / "point" / "logs"
+    assert f"{store.removeprefix('jdbc-')} ready on 127.0.0.1:" in (logs / "db-a.log").read_text()
+    assert "Using Persistence Adapter: JDBCPersistenceAdapter" in \
+        (logs / "broker-a.log").read_text()
+    assert not (tmp_path / "point" / "work").exists()
+
+
 HARNESS = """
 import json, sys, time
 sys.path.insert(0, {root!r})
