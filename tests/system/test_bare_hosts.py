@@ -7,8 +7,10 @@ Python, sudo and the CA certificates, and an unprivileged user who may sudo), re
 package registries only through the harness's CONNECT proxy. ``./bench setup --hosts FILE``
 installs JDK 17, Maven, Node.js 20, Python's venv and Net::Stomp there (with ``become``), puts
 the harness's commit there and builds it; then ``./bench run --hosts FILE`` places the broker
-on one host and the four languages' producers and consumers on the two others. Both commands
-run inside the hosts' network (the ``ctl`` namespace), as a coordinator on the same network
+on one host and the four languages' producers and consumers on the two others. The broker's
+host has the role ``databases`` too: only there are MariaDB and PostgreSQL installed, and a
+second point keeps persistent messages in a PostgreSQL started there. The commands run
+inside the hosts' network (the ``ctl`` namespace), as a coordinator on the same network
 would.
 """
 
@@ -31,7 +33,7 @@ from burstbench.infra import connect_proxy, netns, roots, sshhosts
 pytestmark = [pytest.mark.full, pytest.mark.provision, pytest.mark.integration,
               pytest.mark.root, pytest.mark.slow, pytest.mark.timeout(5400)]
 
-HOSTS = {"b1": ["broker"], "p1": ["producers"], "c1": ["consumers"]}
+HOSTS = {"b1": ["broker", "databases"], "p1": ["producers"], "c1": ["consumers"]}
 WORKDIR = "/home/bench/burstbench"
 LANGS = "perl,python,node,java"
 PY = str(ROOT / ".venv" / "bin" / "python")
@@ -112,6 +114,10 @@ def test_bare_hosts_are_provisioned_and_carry_a_four_language_point(tmp_path, ba
         print(f"{h}: {java} | {mvn} | node {node} | Net::Stomp {stomp} | commit {commit}")
         assert '"17.' in java and mvn.startswith("Apache Maven 3.")
         assert node.startswith("v20.") and stomp == "0.61"
+    for h, roles in HOSTS.items():  # the database servers only where the role asks for them
+        r = _ssh(net, h, "dpkg-query -W -f='${Status}\\n' postgresql mariadb-server 2>&1 "
+                         "| grep -c 'install ok installed'; true")
+        assert r.stdout.split() == ["2" if "databases" in roles else "0"], (h, r.stdout)
     tunnels = connect_proxy.connects(proxy_child.log_path)
     assert tunnels and all(t.endswith(":443") for t in tunnels)
     # the point: the broker on b1, four languages' producers on p1 and consumers on c1
@@ -139,3 +145,17 @@ def test_bare_hosts_are_provisioned_and_carry_a_four_language_point(tmp_path, ba
     for h in clk["hosts"].values():  # one kernel clock: offsets within their uncertainty
         assert h["available"] and h["before"] and h["after"]
         assert abs(h["offset_ns"]) <= h["uncertainty_ns"] + 50_000
+    # a JDBC store on the broker's host: its PostgreSQL runs there, as the user bench
+    res = tmp_path / "res-jdbc"
+    r = subprocess.run([*ctl, str(ROOT / ".venv" / "bin" / "burstbench"), "run", "--hosts",
+                        str(inv), "--persistence", "jdbc-postgres", "--persistent",
+                        "--producer", "python", "--consumer", "java", "--consumers", "2",
+                        "--count", "500", "--bursts", "1", "--output", str(res)],
+                       capture_output=True, text=True, timeout=900, cwd=ROOT, check=False)
+    print(r.stdout[-1500:])
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    doc = json.loads(next(res.glob("*/points/*.json")).read_text())
+    acc = doc["accounting"]
+    assert doc["status"] == "ok" and (acc["sent"], acc["received"], acc["lost"]) == (500, 500, 0)
+    where = {p["name"]: p["host"] for p in doc["resources"]["processes"]}
+    assert where["db-a"] == where["broker-a"] == "b1", where
