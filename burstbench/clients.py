@@ -26,7 +26,7 @@ from pathlib import Path
 from burstbench.paths import CLIENTS, ROOT
 
 
-def _java_cp(module: Path) -> str:
+def java_cp(module: Path) -> str:
     return f"{module / 'target' / 'classes'}{os.pathsep}{module / 'target' / 'lib'}/*"
 
 
@@ -130,7 +130,7 @@ BRIDGE_HTTP = {"akka": "Akka HTTP 10.2.10", "pekko": "Pekko HTTP 1.3.0"}
 
 def _bridge(name: str, runtime: str, module: Path) -> Client:
     """The bridge on one runtime: a JMS consumer or producer feeding an actor pool."""
-    cp = _java_cp(module)
+    cp = java_cp(module)
     main = ("java", *BRIDGE_JAVA_OPTS, "-cp", cp)
     return Client(
         name=name,
@@ -156,7 +156,7 @@ def bridge_http(runtime: str, **settings) -> list[str]:
     configuration (akka-bridge/README.md), given as system properties: ``port=0``,
     ``broker_url="tcp://..."``, ``**{"limits.max-body-bytes": 65536}``."""
     props = [f"-Dburstbench.bridge.{k.replace('_', '-')}={v}" for k, v in settings.items()]
-    return ["java", *BRIDGE_JAVA_OPTS, *props, "-cp", _java_cp(BRIDGE_MODULES[runtime]),
+    return ["java", *BRIDGE_JAVA_OPTS, *props, "-cp", java_cp(BRIDGE_MODULES[runtime]),
             "burstbench.bridge.http.App"]
 
 
@@ -213,14 +213,14 @@ REGISTRY: tuple[Client, ...] = (
         library="activemq-client (JMS)",
         transports={"tcp": "openwire"},
         default_transport="tcp",
-        producer=("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.Producer"),
-        consumer=("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.Consumer"),
+        producer=("java", *JAVA_OPTS, "-cp", java_cp(_JAVA_CLIENT), "burstbench.clients.Producer"),
+        consumer=("java", *JAVA_OPTS, "-cp", java_cp(_JAVA_CLIENT), "burstbench.clients.Consumer"),
         toolchain="java",
         built=_JAVA_CLIENT / "target" / "classes" / "burstbench",
         ack_modes=frozenset({"auto", "client", "client-individual", "dups-ok"}),
         loops=(
-            ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.loops.Send"),
-            ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT), "burstbench.clients.loops.Recv"),
+            ("java", *JAVA_OPTS, "-cp", java_cp(_JAVA_CLIENT), "burstbench.clients.loops.Send"),
+            ("java", *JAVA_OPTS, "-cp", java_cp(_JAVA_CLIENT), "burstbench.clients.loops.Recv"),
         ),
         many_connections=True,
     ),
@@ -279,9 +279,9 @@ REGISTRY += (
     ),
     _tuned(
         "openwire-jms",
-        ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT),
+        ("java", *JAVA_OPTS, "-cp", java_cp(_JAVA_CLIENT),
          "burstbench.clients.tuned.TunedProducer"),
-        ("java", *JAVA_OPTS, "-cp", _java_cp(_JAVA_CLIENT),
+        ("java", *JAVA_OPTS, "-cp", java_cp(_JAVA_CLIENT),
          "burstbench.clients.tuned.TunedConsumer"),
         "a private tcp transport holding acks and async sends in the socket buffer "
         "(reflection on the session), hand-marshalled properties, loose encoding",
@@ -294,9 +294,9 @@ BRIDGES = tuple(name for name, _runtime, _module in _BRIDGES)
 
 
 def _chromium_missing() -> str | None:
-    from burstbench.infra import browser
+    from burstbench.paths import chromium_path
 
-    return None if browser.chromium_path() else (
+    return None if chromium_path() else (
         "stompjs:browser: no Chromium found (Debian's chromium: ./bench setup)")
 
 

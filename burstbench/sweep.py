@@ -12,9 +12,10 @@ import time
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from burstbench.errors import PointFailed
 from burstbench.infra.procs import Interrupted
 from burstbench.measure import results
-from burstbench.measure.run import PointFailed, PointSpec
+from burstbench.measure.spec import PointSpec
 from burstbench.profiles import DEFAULT_FRACTIONS, ProfileError, load_profile
 
 _SPEC_KEYS = {f.name for f in fields(PointSpec)}

@@ -9,7 +9,7 @@ import sys
 from burstbench import clients
 from burstbench.commands.args import integer, number, rate, seconds
 from burstbench.infra import brokers, topology
-from burstbench.measure.run import PointSpec
+from burstbench.measure.spec import PointSpec
 
 
 def add_point_options(p: argparse.ArgumentParser) -> None:

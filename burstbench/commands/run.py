@@ -7,9 +7,10 @@ import sys
 
 from burstbench.commands.args import number
 from burstbench.commands.point import add_live_options, add_point_options, live_started, spec_from
+from burstbench.errors import PointFailed
 from burstbench.infra.procs import Interrupted
 from burstbench.measure import results
-from burstbench.measure.run import PointFailed, PointSpec
+from burstbench.measure.spec import PointSpec
 
 NAME = "run"
 HELP = "measure one point and print its summary"
@@ -37,9 +38,7 @@ def run(args) -> int:
 
         outside.preflight(spec)  # a refused login is bad input: one line, exit 2
     if args.find_max:
-        from burstbench.measure import findmax
-
-        return findmax.cmd_run(args, spec)
+        return _find_max(args, spec)
     if args.live and (spec.tls or spec.hosts == "netns"):
         print("bench run: error: --live follows a broker on the host's loopback without TLS "
               "(not with --tls or --hosts netns)", file=sys.stderr)
@@ -219,3 +218,33 @@ def summary(doc: dict) -> str:
     for e in doc.get("errors", []):
         lines.append(f"  error: {e}")
     return "\n".join(lines)
+
+
+def _find_max(args, spec) -> int:
+    """``./bench run --find-max``: one series, the run's points and find-max.json."""
+    from burstbench.measure import findmax, results
+
+    run = results.Run(results.new_run_id("find-max"), sys.argv)
+    print(f"run {run.id}: results in {run.dir}", flush=True)
+    label = " -> ".join(",".join(x) for x in (spec.producer, spec.consumer))
+    status = "failed"
+    try:
+        if getattr(args, "calibrate", False):
+            from burstbench.measure import calibration
+
+            calibration.measure(run)
+        verdict = findmax.search(run, spec, label, args.p99_bound)
+        findmax.save(run, [verdict])
+        every_ok = all(p["status"] == "ok" for p in verdict["probes"])
+        status = "complete" if verdict["max_sustainable_msgs_per_s"] and every_ok else "failed"
+        try:
+            from burstbench.plots import charts
+
+            for path in charts.render_run(run.dir):
+                print(f"chart: {path}", file=sys.stderr)
+        except Exception as e:  # noqa: BLE001 (charts never hide the run's own outcome)
+            print(f"bench run: charts failed: {e}", file=sys.stderr)
+    finally:
+        run.finish(status)
+    print(findmax.table(verdict))
+    return 0 if status == "complete" else 1

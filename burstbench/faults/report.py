@@ -9,8 +9,8 @@ from pathlib import Path
 from burstbench.faults.failover_pair import FAILOVER_HOW
 from burstbench.faults.reckon import RULE, Result
 from burstbench.faults.registry import SCENARIOS
-from burstbench.faults.table import HEAD, rows
 from burstbench.measure.results import json_safe
+from burstbench.plots.reliability import HEAD, rows
 
 
 def description() -> dict[str, str]:

@@ -9,26 +9,12 @@ like any other (its own process group, stopped by its PID on every exit path).
 from __future__ import annotations
 
 import os
-import shutil
-from pathlib import Path
 
-from burstbench.paths import CLIENTS
+from burstbench.paths import CLIENTS, chromium_path  # noqa: F401 (the driver's search)
 
 DRIVER = CLIENTS / "node" / "browser" / "driver.mjs"
 # how a point's browser consumers run: each its own Chromium, or tabs of one
 MODES = ("browsers", "tabs")
-
-
-def chromium_path() -> str | None:
-    """The Chromium binary the driver will run (same search): $BB_CHROMIUM, Debian's
-    /usr/lib/chromium/chromium (what its /usr/bin/chromium wrapper runs), or ``chromium`` on
-    PATH."""
-    if os.environ.get("BB_CHROMIUM"):
-        return os.environ["BB_CHROMIUM"]
-    debian = Path("/usr/lib/chromium/chromium")
-    if os.access(debian, os.X_OK):
-        return str(debian)
-    return shutil.which("chromium")
 
 
 def shares(mode: str, consumers) -> bool:

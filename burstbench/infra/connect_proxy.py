@@ -149,8 +149,8 @@ def listening_socket(address: str, port: int, netns: str | None) -> socket.socke
 
     if netns is None:
         return make()
-    from burstbench.infra.netns import _in_namespace
-    return _in_namespace(netns, make)
+    from burstbench.infra.netns import in_namespace
+    return in_namespace(netns, make)
 
 
 async def serve(sock: socket.socket, proxy: Proxy) -> None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from burstbench.infra.brokers import free_port, port_accepts
-from burstbench.infra.procs import Child, Supervisor, _die_with_parent, popen_ids
+from burstbench.infra.procs import Child, Supervisor, die_with_parent, popen_ids
 
 KINDS = ("postgres", "mariadb")
 DB_NAME = "activemq"
@@ -272,7 +272,7 @@ def query(db: Database, sql: str, password: str | None = None, timeout: float = 
         text=True,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
-        preexec_fn=_die_with_parent, check=False,
+        preexec_fn=die_with_parent, check=False,
     )
 
 
@@ -466,7 +466,7 @@ def _run(argv: list[str], what: str, user: str | None, input: str | None = None)
             text=True,
             timeout=120,
             stdin=None if input is not None else subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
             **ids, check=False,
         )
     except FileNotFoundError as e:

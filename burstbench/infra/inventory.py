@@ -49,8 +49,8 @@ from pathlib import Path
 
 import yaml
 
+from burstbench.infra import clocks
 from burstbench.infra.launch import Ssh
-from burstbench.measure import clocks
 
 ROLES = ("broker", "producers", "consumers", "databases")
 NETNS_SSH = "netns-ssh"
@@ -484,7 +484,7 @@ def check_commits(launchers: dict, commit: str | None = None) -> None:
     the bench image and is not asked. Uncommitted changes here do not travel: the harness's
     commit is compared without its ``-dirty``."""
     from burstbench.infra.launch import Kubectl
-    from burstbench.measure.results import git_commit
+    from burstbench.paths import git_commit
 
     ours = (commit or git_commit()).removesuffix("-dirty")
     for name, launcher in launchers.items():

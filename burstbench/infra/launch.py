@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from burstbench import paths
-from burstbench.infra.procs import _die_with_parent
+from burstbench.infra.procs import die_with_parent
 
 
 class RemoteError(RuntimeError):
@@ -128,7 +128,7 @@ class Ssh:
         try:
             r = subprocess.run(self.remote(["sh", "-c", script]), input=input,
                                capture_output=True, timeout=timeout,
-                               preexec_fn=_die_with_parent, check=False)
+                               preexec_fn=die_with_parent, check=False)
         except subprocess.TimeoutExpired as e:
             raise RemoteError(f"{self.name}: '{script[:60]}' timed out after {timeout:.0f} s") \
                 from e
@@ -149,7 +149,7 @@ class Ssh:
         try:
             return subprocess.run(self.sftp_argv(), input=commands.encode(),
                                   capture_output=True, timeout=timeout,
-                                  preexec_fn=_die_with_parent, check=False)
+                                  preexec_fn=die_with_parent, check=False)
         except subprocess.TimeoutExpired as e:
             raise RemoteError(f"{self.name}: sftp timed out after {timeout:.0f} s") from e
 
@@ -217,7 +217,7 @@ class Kubectl(Ssh):
     def fetch(self, local: Path) -> bool:
         """Bring a file from the pod back through the exec session's stdout."""
         r = subprocess.run(self.remote(["cat", self.map(str(local))]), capture_output=True,
-                           timeout=300, preexec_fn=_die_with_parent, check=False)
+                           timeout=300, preexec_fn=die_with_parent, check=False)
         if r.returncode != 0:
             return False
         Path(local).parent.mkdir(parents=True, exist_ok=True)

@@ -188,7 +188,7 @@ def available() -> str | None:
         path.unlink(missing_ok=True)
 
 
-def _in_namespace(name: str, fn):
+def in_namespace(name: str, fn):
     """Run ``fn`` on a fresh thread that has joined namespace ``name`` and return its result.
 
     setns(CLONE_NEWNET) changes only the calling thread, and a socket stays in the namespace
@@ -308,7 +308,7 @@ class Network:
     def socket(self, host: str, kind: int = socket.SOCK_STREAM) -> socket.socket:
         """An IPv4 socket made inside ``host``'s namespace (the caller's thread stays put)."""
         ns = self.namespace(self._host_for(host))
-        return _in_namespace(ns, lambda: socket.socket(socket.AF_INET, kind))
+        return in_namespace(ns, lambda: socket.socket(socket.AF_INET, kind))
 
     def probe(self, host: str, port: int, timeout: float = 0.5, to: str | None = None) -> bool:
         """Whether a TCP connection made inside ``host`` to ``port`` is accepted.

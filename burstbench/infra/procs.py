@@ -16,6 +16,7 @@ import os
 import pwd
 import queue
 import resource
+import shutil
 import signal
 import subprocess
 import threading
@@ -57,7 +58,7 @@ def _nofile_target() -> int:
 _NOFILE = _nofile_target()
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
+def die_with_parent() -> None:  # runs in the child between fork and exec
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     try:
         resource.setrlimit(resource.RLIMIT_NOFILE, (_NOFILE, _NOFILE))
@@ -69,7 +70,7 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 def limits() -> dict:
     """The limits children run with (recorded with every result): open files (raised by the
-    harness, see _die_with_parent), processes and threads of the user, the kernel's ceilings
+    harness, see die_with_parent), processes and threads of the user, the kernel's ceilings
     on threads and process ids (each thread takes one), and the local ports a host has for
     connections to one address."""
     _, nproc = resource.getrlimit(resource.RLIMIT_NPROC)
@@ -279,7 +280,7 @@ class Supervisor:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,  # noqa: PLW1509 - children die with the harness
+                preexec_fn=die_with_parent,  # noqa: PLW1509 - children die with the harness
                 **ids,
             )
         except FileNotFoundError as e:
@@ -453,3 +454,45 @@ def install_signal_handlers() -> None:
 
     signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)
+
+
+class CpuWindow:
+    """Every process's CPU seconds, the harness's and the machine's busy seconds, from its
+    start; ``shares()`` turns them into CPU shares (1.0 = one core) over a wall time."""
+
+    def __init__(self, children: list[Child]):
+        self.children = children
+        self.cpu0 = {c.name: c.cpu_seconds_now() for c in children}
+        self.machine0, self.harness0 = machine_busy_seconds(), harness_cpu_seconds()
+        self.t0 = time.monotonic()
+
+    def shares(self, burst: int, wall: float) -> dict:
+        cpu = {}
+        for c in self.children:
+            now = c.cpu_seconds_now()
+            if now is not None and self.cpu0.get(c.name) is not None:
+                cpu[c.name] = round((now - self.cpu0[c.name]) / wall, 3)
+        return {"burst": burst, "wall_s": round(wall, 3), "cpu_share": cpu,
+                "harness_share": round((harness_cpu_seconds() - self.harness0) / wall, 3),
+                "machine_busy_cores": round((machine_busy_seconds() - self.machine0) / wall, 3)}
+
+
+def dump_java_threads(sup: Supervisor) -> None:
+    """A stall: every Java process we started (brokers, clients) appends its threads to
+    NAME.threads.txt next to its log, so that what was blocked can be read afterwards (the
+    first stall of a point is the telling one: later dumps are appended, never over it)."""
+    jcmd = shutil.which("jcmd")
+    if not jcmd:
+        return
+    for child in sup.children:
+        if not child.alive() or not any(Path(a).name == "java" for a in child.argv[:8]):
+            continue
+        out = child.log_path.with_suffix(".threads.txt")
+        try:
+            with open(out, "a") as f:
+                f.write(f"==== {time.strftime('%H:%M:%S')} stall: jcmd {child.pid} Thread.print\n")
+                f.flush()
+                subprocess.run([jcmd, str(child.pid), "Thread.print"], stdout=f,
+                               stderr=subprocess.STDOUT, timeout=20, check=False)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            out.write_text(f"jcmd failed: {e}\n")

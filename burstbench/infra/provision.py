@@ -130,10 +130,10 @@ def provision(inv: inventory.Inventory, work: Path, *, extra_ssh: dict | None = 
     inv_path.write_text(yaml.safe_dump(ansible_inventory(inv, tar, commit, extra_ssh)))
     env = {**os.environ, "ANSIBLE_CONFIG": str(CONFIG), "ANSIBLE_NOCOLOR": "1",
            "ANSIBLE_LOCAL_TEMP": str(work / "ansible-tmp")}
-    from burstbench.infra.procs import _die_with_parent
+    from burstbench.infra.procs import die_with_parent
     argv = playbook_argv(inv_path, extra_args, inv.path if inv.ansible else None)
     return subprocess.run([*(via or []), *argv], env=env,
-                          capture_output=capture, text=True, preexec_fn=_die_with_parent,
+                          capture_output=capture, text=True, preexec_fn=die_with_parent,
                           check=False)
 
 

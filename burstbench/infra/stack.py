@@ -9,7 +9,7 @@ every process it started is stopped by PID through the point's ``Supervisor``, t
 namespaces and SSH hosts are removed, the brokers' stores deleted. A bring-up that fails half
 way takes down what it had already brought up before the error passes on.
 
-The runner (``burstbench/measure/run.py``) drives clients and measures; it asks the stack where
+The runner (``burstbench/measure/runner.py``) drives clients and measures; it asks the stack where
 things are and never starts or stops infrastructure itself.
 """
 
@@ -21,9 +21,9 @@ import uuid
 from pathlib import Path
 from typing import Self
 
+from burstbench.errors import PointFailed
 from burstbench.infra import brokers, topology
 from burstbench.infra.procs import Child, Supervisor
-from burstbench.measure.errors import PointFailed
 
 
 class Stack:

@@ -17,8 +17,9 @@ import sys
 import time
 import zlib
 
+from burstbench.errors import PointFailed
 from burstbench.measure import results
-from burstbench.measure.run import PointFailed, PointSpec
+from burstbench.measure.spec import PointSpec
 
 POINT = "calibration"
 REPETITIONS = 5

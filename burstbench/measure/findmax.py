@@ -12,8 +12,8 @@ rate measures long enough for its p99 to have the samples it needs.
 
 Every probe stays a point of the run (``<axis>-<series>-rate=N``), so the hockey stick
 (offered vs received, p50/p99/p99.9 vs offered) is drawn from result files alone
-(burstbench.plots.charts.chart_find_max); ``find-max.json`` in the run keeps each axis's and series'
-verdict, keyed ``AXIS/SERIES`` (a profile may search the same series twice, e.g. with and
+(burstbench.plots.latency.chart_find_max); ``find-max.json`` in the run keeps each axis's and
+series' verdict, keyed ``AXIS/SERIES`` (a profile may search the same series twice, e.g. with and
 without ``--tcp-nodelay``).
 """
 
@@ -24,9 +24,10 @@ import json
 import math
 import sys
 
+from burstbench.errors import PointFailed
 from burstbench.measure import results
 from burstbench.measure.measure import samples_needed
-from burstbench.measure.run import PointFailed, PointSpec
+from burstbench.measure.spec import PointSpec
 
 FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1)
 BISECTIONS = 2
@@ -210,31 +211,3 @@ def table(verdict: dict) -> str:
         else f"  maximum sustainable: none found ({verdict.get('why', '')})"
     )
     return "\n".join(lines)
-
-
-def cmd_run(args, spec: PointSpec) -> int:
-    """``./bench run --find-max``: one series, the run's points and find-max.json."""
-    run = results.Run(results.new_run_id("find-max"), sys.argv)
-    print(f"run {run.id}: results in {run.dir}", flush=True)
-    label = " -> ".join(",".join(x) for x in (spec.producer, spec.consumer))
-    status = "failed"
-    try:
-        if getattr(args, "calibrate", False):
-            from burstbench.measure import calibration
-
-            calibration.measure(run)
-        verdict = search(run, spec, label, args.p99_bound)
-        save(run, [verdict])
-        every_ok = all(p["status"] == "ok" for p in verdict["probes"])
-        status = "complete" if verdict["max_sustainable_msgs_per_s"] and every_ok else "failed"
-        try:
-            from burstbench.plots import charts
-
-            for path in charts.render_run(run.dir):
-                print(f"chart: {path}", file=sys.stderr)
-        except Exception as e:  # noqa: BLE001 (charts never hide the run's own outcome)
-            print(f"bench run: charts failed: {e}", file=sys.stderr)
-    finally:
-        run.finish(status)
-    print(table(verdict))
-    return 0 if status == "complete" else 1

@@ -5,10 +5,13 @@ from __future__ import annotations
 import datetime as dt
 
 from burstbench import clients
+from burstbench.errors import PointFailed
 from burstbench.infra import procs
 from burstbench.infra.procs import Interrupted
 from burstbench.measure import live, results
-from burstbench.measure.run import Outcome, PointFailed, PointSpec, Runner, metrics
+from burstbench.measure.outcome import Outcome, metrics
+from burstbench.measure.runner import Runner
+from burstbench.measure.spec import PointSpec
 
 
 def versions(spec: PointSpec, broker_version: str, broker_product: str = "") -> dict:
@@ -104,7 +107,7 @@ def document(outcome: Outcome, started: str, latency_records: list | None = None
             doc["errors"].append("the brokers' counters disagree: " + "; ".join(w["problems"]))
         if doc["errors"] and doc["status"] == "ok":
             doc["status"] = "failed"
-    # SSH hosts: where each host was, and its clock (burstbench/measure/clocks.py)
+    # SSH hosts: where each host was, and its clock (burstbench/infra/clocks.py)
     if outcome.hosts:
         doc["hosts"] = outcome.hosts
         doc["clocks"] = clock_verdict(outcome.clocks, doc)

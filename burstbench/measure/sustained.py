@@ -29,9 +29,9 @@ import statistics
 import time
 from bisect import bisect_left
 
+from burstbench.errors import PointFailed
 from burstbench.infra.procs import harness_cpu_seconds, machine_busy_seconds
 from burstbench.measure import measure
-from burstbench.measure.errors import PointFailed
 
 WIDTHS = (1.0, 10.0)  # window widths in seconds
 # seconds between two readings of the brokers' counters: two per 1 s window, so that a reading

@@ -229,3 +229,15 @@ def window_latency(doc: dict, pct: str) -> tuple[float, float, float]:
     n = len(vals)
     med = vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
     return med, vals[0], vals[-1]
+
+
+def color_of(label: str):
+    """The colour of a client's series (style.CLIENT_STYLES), or None."""
+    st = style.client_style(str(label))
+    return st["color"] if st else None
+
+def ref_label(ax, y: float, text: str, x: float = 1.0, ha: str = "right") -> None:
+    """A reference line's label just above it (at the right edge by default); the label
+    placer moves it off any other text."""
+    ax.annotate(text, (x, y), xycoords=("axes fraction", "data"),
+                xytext=(-2 if ha == "right" else 2, 2), va="bottom", ha=ha, **style.REF_LABEL)

@@ -10,11 +10,11 @@ import base64
 import math
 from pathlib import Path
 
-from burstbench.faults.table import HEAD, rows
 from burstbench.measure import results
 from burstbench.plots import studies
 from burstbench.plots.figure import brokers_named
 from burstbench.plots.pages import environment
+from burstbench.plots.reliability import HEAD, rows
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }

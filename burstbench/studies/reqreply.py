@@ -85,7 +85,7 @@ def run_point(sup: Supervisor, broker, cfg: ReqReplyConfig, mode: str, payload: 
     """One mode x payload: ReqReply in its own JVM; returns the point's result."""
     tag = f"{mode}-{payload}"
     rec = records_dir / f"{tag}.txt"
-    argv = ["java", *clients.JAVA_OPTS, "-cp", clients._java_cp(RUNTIMES[cfg.runtime][0]),
+    argv = ["java", *clients.JAVA_OPTS, "-cp", clients.java_cp(RUNTIMES[cfg.runtime][0]),
             "burstbench.bridge.reqreply.ReqReply", "--mode", mode, "--payload", str(payload),
             "--requests", str(cfg.requests), "--warmup", str(cfg.warmup),
             "--records", str(rec), "--timeout", f"{cfg.timeout:g}"]

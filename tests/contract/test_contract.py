@@ -19,7 +19,9 @@ from burstbench import clients, paths
 from burstbench.infra import brokers
 from burstbench.infra.procs import Supervisor
 from burstbench.measure import measure
-from burstbench.measure.run import PointSpec, Runner, metrics
+from burstbench.measure.outcome import metrics
+from burstbench.measure.runner import Runner
+from burstbench.measure.spec import PointSpec
 
 pytestmark = pytest.mark.integration
 

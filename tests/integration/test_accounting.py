@@ -24,9 +24,10 @@ from conftest import client_or_skip, need_broker_built
 
 from burstbench.infra import brokers
 from burstbench.measure import measure
-from burstbench.measure import run as runmod
+from burstbench.measure import runner as runmod
 from burstbench.measure.points import document
-from burstbench.measure.run import PointSpec, Runner
+from burstbench.measure.runner import Runner
+from burstbench.measure.spec import PointSpec
 
 pytestmark = pytest.mark.integration
 

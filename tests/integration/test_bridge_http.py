@@ -119,7 +119,7 @@ def test_bursts_through_the_broker_route(tmp_path, sup, module):
     client_or_skip(module)
     b = brokers.start(sup, brokers.BrokerSpec(name="bridge"), tmp_path)
     argv = ["java", *clients.JAVA_OPTS, "-Dburstbench.bridge.port=0", "-cp",
-            clients._java_cp(clients.ROOT / module), "burstbench.bridge.http.App"]
+            clients.java_cp(clients.ROOT / module), "burstbench.bridge.http.App"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         url = json.loads(proc.stdout.readline())["url"]

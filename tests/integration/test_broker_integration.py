@@ -15,7 +15,9 @@ from conftest import ROOT, client_or_skip, events, need_broker_built, outside, r
 
 from burstbench.infra import brokers
 from burstbench.measure import results
-from burstbench.measure.run import PointSpec, Runner, metrics
+from burstbench.measure.outcome import metrics
+from burstbench.measure.runner import Runner
+from burstbench.measure.spec import PointSpec
 
 pytestmark = pytest.mark.integration
 
@@ -199,9 +201,9 @@ def test_a_port_already_taken_is_reported_not_retried(sup, tmp_path):
 
 def test_a_stall_leaves_the_java_threads_next_to_the_logs(sup, broker):
     """What a drain stall calls: every live Java process we started dumps its threads."""
-    from burstbench.measure.run import _dump_java_threads
+    from burstbench.infra.procs import dump_java_threads
 
-    _dump_java_threads(sup)
+    dump_java_threads(sup)
     dump = broker.child.log_path.with_suffix(".threads.txt")
     text = dump.read_text()
     assert "Full thread dump" in text and "ActiveMQ" in text, text[:300]

@@ -190,7 +190,9 @@ def test_browser_consumers_compete_as_tabs_or_browsers(mode, tmp_path):
     """Three browser consumers share one queue as three tabs of one Chromium (the harness's
     ``browser`` process) or as three Chromiums: every message once, each a share, the result
     says which, and what Chromium reports per tab and per process."""
-    from burstbench.measure.run import PointSpec, Runner, metrics
+    from burstbench.measure.outcome import metrics
+    from burstbench.measure.runner import Runner
+    from burstbench.measure.spec import PointSpec
 
     need_broker_built()
     client_or_skip("stompjs:browser")

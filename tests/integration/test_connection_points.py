@@ -7,7 +7,8 @@ import pytest
 from conftest import client_or_skip, need_broker_built
 
 from burstbench.measure.points import document
-from burstbench.measure.run import PointSpec, Runner
+from burstbench.measure.runner import Runner
+from burstbench.measure.spec import PointSpec
 
 pytestmark = pytest.mark.integration
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from conftest import need_broker_built
 
+from burstbench.errors import PointFailed
 from burstbench.infra import brokers
 from burstbench.infra.procs import Supervisor
 from burstbench.infra.stack import Stack
-from burstbench.measure.errors import PointFailed
-from burstbench.measure.run import PointSpec
+from burstbench.measure.spec import PointSpec
 
 pytestmark = pytest.mark.integration
 

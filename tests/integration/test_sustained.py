@@ -15,7 +15,9 @@ from conftest import client_or_skip, outside
 
 from burstbench import clients
 from burstbench.measure import measure, sustained
-from burstbench.measure.run import PointSpec, Runner, metrics
+from burstbench.measure.outcome import metrics
+from burstbench.measure.runner import Runner
+from burstbench.measure.spec import PointSpec
 
 S = 1_000_000_000
 

@@ -14,9 +14,9 @@ import pytest
 from conftest import check_result_file
 
 from burstbench import profiles, sweep
+from burstbench.errors import PointFailed
 from burstbench.measure import results
 from burstbench.measure.points import measure_point
-from burstbench.measure.run import PointFailed
 
 PROFILE = os.environ.get("BURSTBENCH_PROFILE", "quick")
 POINTS = sweep.expand(profiles.load_profile(PROFILE))

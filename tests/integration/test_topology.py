@@ -8,7 +8,9 @@ import pytest
 from conftest import client_or_skip, need_broker_built
 
 from burstbench.infra import topology
-from burstbench.measure.run import PointSpec, Runner, metrics
+from burstbench.measure.outcome import metrics
+from burstbench.measure.runner import Runner
+from burstbench.measure.spec import PointSpec
 
 pytestmark = pytest.mark.integration
 

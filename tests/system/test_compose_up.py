@@ -30,7 +30,7 @@ import pytest
 from conftest import ROOT
 
 from burstbench.infra.roots import apt_mirror
-from burstbench.measure.results import git_commit
+from burstbench.paths import git_commit
 
 pytestmark = [pytest.mark.full, pytest.mark.root, pytest.mark.slow, pytest.mark.timeout(4800)]
 

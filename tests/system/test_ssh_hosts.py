@@ -18,12 +18,12 @@ from conftest import play_recap
 
 from burstbench import paths
 from burstbench.commands.run import summary
-from burstbench.infra import inventory, sshhosts, topology
+from burstbench.infra import clocks, inventory, sshhosts, topology
 from burstbench.infra.launch import Ssh
-from burstbench.measure import clocks
 from burstbench.measure.measure import ConsumerRecord
 from burstbench.measure.points import document
-from burstbench.measure.run import PointSpec, Runner
+from burstbench.measure.runner import Runner
+from burstbench.measure.spec import PointSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 

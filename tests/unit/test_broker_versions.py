@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from burstbench.infra import brokers
-from burstbench.measure.run import PointSpec
+from burstbench.measure.spec import PointSpec
 
 
 @pytest.mark.parametrize("text,want", [

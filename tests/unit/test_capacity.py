@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from burstbench.infra import capacity, procs
-from burstbench.measure.run import PointSpec
+from burstbench.measure.spec import PointSpec
 
 LIMITS = {"nofile": 20000, "nproc": 96363, "threads_max": 192726, "pid_max": 32768,
           "local_ports": 28232}

@@ -100,8 +100,84 @@ def test_plots_read_result_files_and_run_nothing():
             seen.add(m)
             todo.extend(edges[m])
     runs = ("burstbench.infra.brokers", "burstbench.infra.databases", "burstbench.infra.netns",
-            "burstbench.infra.stack", "burstbench.infra.launch", "burstbench.measure.run",
+            "burstbench.infra.stack", "burstbench.infra.launch", "burstbench.measure.runner",
             "burstbench.measure.points", "burstbench.faults.", "burstbench.studies.")
-    bad = sorted(m for m in seen if m.startswith(runs) and m != "burstbench.faults.table")
-    assert "burstbench.faults.table" in seen  # the report's reliability table: pure
+    bad = sorted(m for m in seen if m.startswith(runs) and m != "burstbench.plots.reliability")
+    assert "burstbench.plots.reliability" in seen  # the report's reliability table: pure
     assert not bad, f"burstbench.plots reaches {bad}"
+
+
+# the layers, lowest first: a module imports from its own layer and those below it only.
+# The base is what every layer reads (where things are, the option table, the client
+# registry, the profiles, the errors); plots reads result files (above measure, whose
+# results module reads and writes them) and draws for the studies and faults above it.
+LAYERS = (
+    ("base", ("burstbench.paths", "burstbench.errors", "burstbench.options",
+              "burstbench.clients", "burstbench.profiles")),
+    ("infra", ("burstbench.infra.",)),
+    ("measure", ("burstbench.measure.",)),
+    ("plots", ("burstbench.plots.",)),
+    ("studies and faults", ("burstbench.studies.", "burstbench.faults.")),
+)
+
+
+def layer(module: str) -> int:
+    """The index of ``module``'s layer in LAYERS; the top (commands, cli, sweep) above all."""
+    for i, (_name, prefixes) in enumerate(LAYERS):
+        if any(module == p or (p.endswith(".") and module.startswith(p)) for p in prefixes):
+            return i
+    return len(LAYERS)
+
+
+def upward(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted((m, t) for m, ts in edges.items() for t in ts if layer(t) > layer(m))
+
+
+def private_uses(mods: dict[str, ast.Module]) -> list[str]:
+    """``from burstbench.x import _name`` and ``x._name`` on a module imported from burstbench,
+    in another module than the one that defines it."""
+    found = []
+    for name, tree in mods.items():
+        aliases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("burstbench"):
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__"):
+                        found.append(f"{name}: from {node.module} import {a.name}")
+                    if f"{node.module}.{a.name}" in mods:
+                        aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name in mods and a.asname:
+                        aliases[a.asname] = a.name
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                found.append(f"{name}: {aliases[node.value.id]}.{node.attr}")
+    return sorted(set(found))
+
+
+def test_the_layer_and_privacy_checks_find_what_they_look_for():
+    assert layer("burstbench.infra.stack") < layer("burstbench.measure.runner") < \
+        layer("burstbench.sweep")
+    assert layer("burstbench.paths") == 0
+    assert upward({"burstbench.infra.x": {"burstbench.measure.y"},
+                   "burstbench.measure.y": {"burstbench.infra.x"}}) == \
+        [("burstbench.infra.x", "burstbench.measure.y")]
+    mods = {"burstbench.infra.a": ast.parse("def _h(): pass\n"),
+            "burstbench.infra.b": ast.parse("from burstbench.infra import a\n"
+                                            "from burstbench.infra.a import _h\na._h()\n")}
+    assert private_uses(mods) == ["burstbench.infra.b: burstbench.infra.a._h",
+                                  "burstbench.infra.b: from burstbench.infra.a import _h"]
+
+
+def test_imports_go_down_the_layers_only():
+    bad = upward(graph(modules()))
+    assert not bad, "imports up the layers (infra < measure < plots < studies/faults < top): " \
+        + "; ".join(f"{m} -> {t}" for m, t in bad)
+
+
+def test_no_module_uses_another_modules_private_names():
+    bad = private_uses(modules())
+    assert not bad, "private names used from another module: " + "; ".join(bad)

@@ -285,7 +285,7 @@ def test_final_witness_settles_when_counts_agree_whatever_the_reading_time():
     the full 10 s."""
     from types import SimpleNamespace
 
-    from burstbench.measure.run import Runner
+    from burstbench.measure.runner import Runner
 
     calls = []
 

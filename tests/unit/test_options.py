@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, client_or_skip, run_client
 
 from burstbench import clients, options
-from burstbench.measure.run import PointSpec
+from burstbench.measure.spec import PointSpec
 
 TABLE = options.options()
 

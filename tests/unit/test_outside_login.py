@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from burstbench.infra import outside
-from burstbench.measure.run import PointSpec
+from burstbench.measure.spec import PointSpec
 
 
 @pytest.mark.parametrize(("url", "tls"), [

@@ -18,8 +18,9 @@ from burstbench.measure.measure import (
     ConsumerRecord,
     percentile_key,
 )
+from burstbench.measure.outcome import Outcome
 from burstbench.measure.points import document
-from burstbench.measure.run import Outcome, PointSpec
+from burstbench.measure.spec import PointSpec
 
 S = 1_000_000_000
 T0 = 1_767_225_600 * S  # 2026-01-01 00:00:00 UTC: records carry epoch nanoseconds

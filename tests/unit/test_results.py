@@ -7,8 +7,9 @@ import pytest
 
 from burstbench.measure import results
 from burstbench.measure.measure import ConsumerRecord
+from burstbench.measure.outcome import Outcome
 from burstbench.measure.points import document
-from burstbench.measure.run import Outcome, PointSpec
+from burstbench.measure.spec import PointSpec
 
 
 def _outcome(tmp_path, lose=False):

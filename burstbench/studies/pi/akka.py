@@ -14,7 +14,7 @@ def run_akka_point(sup: Supervisor, w: int, m: int, e: int, exact: float, tag: s
     runtime ``backend`` names (akka or pekko)."""
     doc: dict = {"backend": backend, "workers": w, "messages": m, "elements": e,
                  "status": "failed", "errors": []}
-    argv = ["java", *clients.JAVA_OPTS, "-cp", clients._java_cp(ACTORS[backend]),
+    argv = ["java", *clients.JAVA_OPTS, "-cp", clients.java_cp(ACTORS[backend]),
             "burstbench.bridge.pi.PiActors", "--workers", str(w), "--messages", str(m),
             "--elements", str(e)]
     child = sup.start(f"{tag}-{backend}", argv, role="pi-actors")

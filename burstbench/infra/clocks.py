@@ -21,7 +21,7 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass
 
-from burstbench.infra.procs import _die_with_parent
+from burstbench.infra.procs import die_with_parent
 
 PROBES = 24
 
@@ -50,7 +50,7 @@ def offset(samples: list[tuple[int, int, int, int]]) -> Reading:
 def measure(argv: list[str], probes: int = PROBES, timeout: float = 20.0) -> Reading:
     """Probe the clock responder that ``argv`` starts (an ssh command line) ``probes`` times."""
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, preexec_fn=_die_with_parent)  # noqa: PLW1509 - dies with us
+                            stderr=subprocess.PIPE, preexec_fn=die_with_parent)  # noqa: PLW1509 - dies with us
     samples = []
     deadline = time.monotonic() + timeout
     try:
