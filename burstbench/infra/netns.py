@@ -109,7 +109,7 @@ def _write_state(path: Path, state: dict) -> None:
     os.replace(tmp, path)
 
 
-def _ns_exists(name: str) -> bool:
+def ns_exists(name: str) -> bool:
     return (NETNS_DIR / name).exists()
 
 
@@ -119,7 +119,7 @@ def _delete_namespaces(names: list[str]) -> None:
     A process left inside would keep the namespace, and its veth, alive after the name is gone.
     """
     for name in names:
-        if not _ns_exists(name):
+        if not ns_exists(name):
             continue
         r = _ip("netns", "pids", name, check=False)
         for pid in r.stdout.split():
@@ -350,7 +350,7 @@ class Network:
         if why:
             raise NetnsUnavailable(why)
         for name in self.names:
-            if _ns_exists(name):
+            if ns_exists(name):
                 raise NetnsUnavailable(f"namespace {name} already exists (tag {self.tag} in use)")
         self._created = True
         try:
@@ -518,7 +518,7 @@ def cleanup(verbose: bool = True) -> list[str]:
                 continue
             if _alive(state["owner"], state.get("owner_start")):
                 continue
-            present = [n for n in state["names"] if _ns_exists(n)]
+            present = [n for n in state["names"] if ns_exists(n)]
             _delete_namespaces(present)
             removed += present
             path.unlink(missing_ok=True)

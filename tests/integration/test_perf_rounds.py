@@ -38,7 +38,7 @@ def test_each_loop_marks_message_skip_and_both_sides_are_timed_after_it(spec, tm
     faults = row["recv"]["faults_per_msg"]
     assert faults["loop"]["median"] >= 0 and faults["client"]["median"] >= 0
     # a stock client's tuned entry, where it has one, is measured in the same rounds by default
-    if perf._tuned_of(clients.resolve(spec)) is not None:
+    if perf.tuned_of(clients.resolve(spec)) is not None:
         assert row["send"]["tuned"]["rates"]["median"] > 0 and doc["tuned"] is True
     else:
         assert "tuned" not in row["send"] and spec in clients.BRIDGES
@@ -55,7 +55,7 @@ def test_each_loop_reports_when_every_thousandth_message_arrived_or_was_sent(spe
     r = clients.resolve(spec)
     send_argv, recv_argv = r.client.loops
     url, q = shared_broker.url_for(r.protocol), f"perf.at.{spec}"
-    sent = perf._run_to_end(sup, f"send-{spec}", [*send_argv, url, q, "2500", "6", "1250"],
+    sent = perf.run_to_end(sup, f"send-{spec}", [*send_argv, url, q, "2500", "6", "1250"],
                             120)[-1]
     if perf.send_timed_from_mark(r):
         at = [int(x) for x in sent["at_ns"]]
@@ -65,7 +65,7 @@ def test_each_loop_reports_when_every_thousandth_message_arrived_or_was_sent(spe
         assert perf.loop_arrived(sent, last) == 2500 and perf.loop_arrived(sent, at[2]) == 2001
     else:
         assert "at_ns" not in sent
-    rcv = perf._run_to_end(sup, f"recv-{spec}", [*recv_argv, url, q, "2500", "1250"], 120)[-1]
+    rcv = perf.run_to_end(sup, f"recv-{spec}", [*recv_argv, url, q, "2500", "1250"], 120)[-1]
     at = [int(x) for x in rcv["at_ns"]]
     first, mark, last = (int(rcv[k]) for k in ("first_ns", "mark_ns", "last_ns"))
     assert rcv["every"] == 1000 and len(at) == 3  # messages 0, 1000 and 2000
@@ -127,7 +127,7 @@ def pinned(tmp_path, monkeypatch):
             seen.append((on, b"".join(a.encode() + b"\0" for a in argv)))
 
     monkeypatch.setattr(perf.Supervisor, "start", start)
-    monkeypatch.setattr(perf, "CpuSampler", Watching)
+    monkeypatch.setattr(perf.programs, "CpuSampler", Watching)  # where the rounds make them
     return cpus, seen
 
 

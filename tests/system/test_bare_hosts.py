@@ -72,7 +72,7 @@ def bare_hosts(tmp_path):
     finally:
         names = list(net.net.names)
         net.stop()
-        assert not any(netns._ns_exists(n) for n in names), names
+        assert not any(netns.ns_exists(n) for n in names), names
 
 
 def test_bare_hosts_are_provisioned_and_carry_a_four_language_point(tmp_path, bare_hosts):

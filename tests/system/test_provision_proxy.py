@@ -163,7 +163,7 @@ def test_an_interrupted_netns_provisioning_leaves_nothing_running(tmp_path, sig)
         m = re.search(r"\(PID (\d+)\), namespaces (.+)$", line)
         assert m, f"no start line: {line!r}"
         pid, names = int(m[1]), m[2].split()
-        assert not _gone(pid) and all(netns._ns_exists(n) for n in names)
+        assert not _gone(pid) and all(netns.ns_exists(n) for n in names)
         deadline = time.monotonic() + 60
         while not workdir.exists() and time.monotonic() < deadline:  # the playbook is at work
             time.sleep(0.05)
@@ -179,7 +179,7 @@ def test_an_interrupted_netns_provisioning_leaves_nothing_running(tmp_path, sig)
     assert code == 128 + sig, rest
     assert "stopped" in rest
     assert _gone(pid), f"the proxy (PID {pid}) outlived the command"
-    assert not any(netns._ns_exists(n) for n in names)
+    assert not any(netns.ns_exists(n) for n in names)
 
 
 # -- opt-in: ./bench setup completed on a namespace host through the harness's proxy ---------
@@ -257,7 +257,7 @@ def test_bench_setup_completes_on_a_namespace_host_through_the_proxy_twice(tmp_p
         assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
         # nothing left running: the proxy's PID is gone, and the namespaces with the host
         assert _gone(pid), f"the proxy (PID {pid}) outlived its provisioning"
-        assert not any(netns._ns_exists(n) for n in names), names
+        assert not any(netns.ns_exists(n) for n in names), names
         if maven is not None:
             # Maven on the host, with the settings the playbook wrote, went through the
             # proxy (the build itself needed nothing: the shared ~/.m2 has it all)

@@ -124,20 +124,20 @@ def test_the_consumers_page_faults_per_message_are_printed_under_its_cpu():
 
 
 def test_a_one_cpu_receive_prints_where_its_cpu_went():
-    from burstbench.measure.perf import OneCpu, _one_cpu_summary, format_row
+    from burstbench.measure.perf import OneCpu, format_row, one_cpu_summary
 
     def side(recv, sys_us, reads):
         return OneCpu(10.0, recv, 1, 1, 0.0, recv_cpu_us_own=recv, recv_common=0.8,
                       recv_sys_us=sys_us, recv_reads=reads)
 
     one = [(side(14.0, 0.8, 0.166), side(14.8, 0.85 + 0.01 * i, 0.164)) for i in range(9)]
-    recv = _one_cpu_summary(one, "recv")
+    recv = one_cpu_summary(one, "recv")
     assert recv["sys_us_per_msg"]["client"]["median"] == pytest.approx(0.89)
     assert recv["reads_per_msg"]["loop"]["median"] == pytest.approx(0.166)
     # a side that could not be read (nan) leaves the figure out rather than print a nan
     gap = [(side(14.0, 0.8, math.nan), side(14.8, 0.9, 0.164))] + one[1:]
-    assert "reads_per_msg" not in _one_cpu_summary(gap, "recv")
-    assert "sys_us_per_msg" not in _one_cpu_summary(one, "send")
+    assert "reads_per_msg" not in one_cpu_summary(gap, "recv")
+    assert "sys_us_per_msg" not in one_cpu_summary(one, "send")
     # every round is kept whole, in order, each role with its own fields only
     each = recv["each"]
     assert [x["recv_sys_us"] for x in each["client"]] == [0.85 + 0.01 * i for i in range(9)]
@@ -145,7 +145,7 @@ def test_a_one_cpu_receive_prints_where_its_cpu_went():
         "recv", "recv_common", "recv_cpu_us", "recv_cpu_us_own", "recv_faults", "recv_held_ms",
         "recv_jit", "recv_reads", "recv_sys_us"]
     assert (each["loop"][0]["recv_cpu_us"], each["client"][8]["recv_reads"]) == (14.0, 0.164)
-    assert sorted(_one_cpu_summary(one, "send")["each"]["loop"][0]) == [
+    assert sorted(one_cpu_summary(one, "send")["each"]["loop"][0]) == [
         "send", "send_common", "send_cpu_us", "send_cpu_us_common", "send_jit"]
     spread = {"median": 1.0, "min": 1.0, "max": 1.0}
     row = {"client": "net-stomp", "size": 1024,
@@ -210,12 +210,12 @@ def test_a_jvms_one_cpu_warm_up_is_as_long_at_1_kib_as_at_6_b():
 def test_the_perf_broker_holds_two_of_the_fullest_queues():
     """A queue's memory is 1 GiB and the heap 6 GB where that holds the fullest queue, else
     the queue's bytes rounded up to 256 MiB and the heap two of them and 4 GB more."""
-    from burstbench.measure.perf import _BROKER_BYTES_PER_MSG, broker_memory
+    from burstbench.measure.perf import BROKER_BYTES_PER_MSG, broker_memory
 
-    assert broker_memory(800_000 * (6 + _BROKER_BYTES_PER_MSG)) == (1 << 30, "6g")
+    assert broker_memory(800_000 * (6 + BROKER_BYTES_PER_MSG)) == (1 << 30, "6g")
     assert broker_memory(0) == (1 << 30, "6g")
     # 700,000 messages of 1 KiB: 1.56 GB, so 1.5 GiB a queue and a heap of 7 GB
-    assert broker_memory(700_000 * (1024 + _BROKER_BYTES_PER_MSG)) == (3 << 29, "7168m")
+    assert broker_memory(700_000 * (1024 + BROKER_BYTES_PER_MSG)) == (3 << 29, "7168m")
     assert broker_memory(2 << 30) == (2 << 30, "8g")
 
 
@@ -324,14 +324,14 @@ def test_pinning_moves_every_thread_of_a_process_and_later_ones_follow_then_all_
 
 
 def test_a_one_cpu_row_prints_cpu_per_message_and_its_verdict():
-    from burstbench.measure.perf import OneCpu, _one_cpu_summary, format_row
+    from burstbench.measure.perf import OneCpu, format_row, one_cpu_summary
 
     def side(send, recv, faults=0.0, own=22.0):
         return OneCpu(send, recv, 1, 1, faults, recv_cpu_us_own=own, recv_common=0.8)
 
     one = [(side(10.0, 20.0, own=20.0), side(10.2, 20.5, 0.01 * i)) for i in range(9)]
     one[0] = (side(10.0, 20.0, own=20.0), side(11.0, 25.0))
-    send, recv = _one_cpu_summary(one, "send"), _one_cpu_summary(one, "recv")
+    send, recv = one_cpu_summary(one, "send"), one_cpu_summary(one, "recv")
     assert send["ratio"]["median"] == pytest.approx(10.0 / 10.2)
     assert recv["ratio"]["min"] == pytest.approx(0.8) and recv["ratio"]["ci"]["lo"] > 0.95
     assert "faults_per_msg" in recv and "faults_per_msg" not in send
@@ -355,7 +355,7 @@ def test_a_one_cpu_row_prints_cpu_per_message_and_its_verdict():
 
 
 def test_a_jvms_one_cpu_row_prints_the_share_of_its_jit():
-    from burstbench.measure.perf import OneCpu, _one_cpu_summary, format_row
+    from burstbench.measure.perf import OneCpu, format_row, one_cpu_summary
 
     one = [(OneCpu(5.0, 8.0, 1, 1, 0.0, 0.0, 0.01, 8.0, 0.5),
             OneCpu(5.1, 8.2, 1, 1, 0.0, 0.0, 0.25, 8.4, 0.5)) for _ in range(5)]
@@ -363,7 +363,7 @@ def test_a_jvms_one_cpu_row_prints_the_share_of_its_jit():
     row = {"client": "openwire-jms", "size": 6}
     for role in ("send", "recv"):
         row[role] = {"loop": spread, "client": spread, "ratio": 1.0,
-                     "one_cpu": _one_cpu_summary(one, role)}
+                     "one_cpu": one_cpu_summary(one, role)}
     lines = format_row(row).splitlines()
     assert len(lines) == 6  # the send has no JIT line (0 on both sides), the receive has one
     jit = lines[5]
@@ -411,14 +411,14 @@ def test_a_receive_is_compared_only_where_both_consumers_ran():
 
 
 def test_a_receive_without_a_common_window_counts_but_compares_nothing():
-    from burstbench.measure.perf import OneCpu, _one_cpu_summary, format_row
+    from burstbench.measure.perf import OneCpu, format_row, one_cpu_summary
 
     nan = float("nan")
     had = (OneCpu(5.0, 8.0, 1, 1, 0.0, 0.0, 0.0, 8.0, 0.6),
            OneCpu(5.0, 8.5, 1, 1, 0.0, 0.0, 0.0, 9.0, 0.6))
     none = (OneCpu(5.0, nan, 1, 1, nan, 0.0, nan, 7.0, nan),
             OneCpu(5.0, nan, 1, 1, nan, 0.0, nan, 10.0, nan))
-    recv = _one_cpu_summary([had, none, had], "recv")
+    recv = one_cpu_summary([had, none, had], "recv")
     assert recv["common"]["rounds"] == 2 and recv["common"]["of"] == 3
     assert recv["ratio"]["median"] == pytest.approx(8.0 / 8.5)  # the round without is left out
     assert recv["own_windows"]["ratio"]["min"] == pytest.approx(0.7)  # but kept here
@@ -426,7 +426,7 @@ def test_a_receive_without_a_common_window_counts_but_compares_nothing():
     row = {"client": "openwire-jms", "size": 6, "send": {"loop": spread, "client": spread,
                                                          "ratio": 1.0}}
     row["recv"] = {"loop": spread, "client": spread, "ratio": 1.0,
-                   "one_cpu": _one_cpu_summary([none, none], "recv")}
+                   "one_cpu": one_cpu_summary([none, none], "recv")}
     assert "ratio" not in row["recv"]["one_cpu"]
     last = format_row(row).splitlines()[-1]
     assert "no common window in any of its 2 rounds" in last and "loop / client 0.70" in last
@@ -437,7 +437,7 @@ def test_a_send_is_compared_where_both_producers_sent_too_beside_its_own_windows
     the span in which both producers sent warm counts each side's messages, as a receive's
     does; a send timed whole (stompjs) has none. The judged figure stays the own windows'."""
     from burstbench import clients
-    from burstbench.measure.perf import OneCpu, _one_cpu_summary, format_row, send_common_window
+    from burstbench.measure.perf import OneCpu, format_row, one_cpu_summary, send_common_window
 
     count, skip = 10_000, 5_000
     jms = clients.resolve("openwire-jms")
@@ -460,7 +460,7 @@ def test_a_send_is_compared_where_both_producers_sent_too_beside_its_own_windows
     nan = float("nan")
     rounds = [(side(5.0, 5.0), side(5.5, 5.1)), (side(5.0, 5.0), side(5.4, 5.2)),
               (side(5.0, nan), side(5.0, nan))]
-    send = _one_cpu_summary(rounds, "send")
+    send = one_cpu_summary(rounds, "send")
     assert send["ratio"]["min"] == pytest.approx(5.0 / 5.5)         # judged: all three rounds
     cw = send["common_window"]
     assert cw["rounds"] == 2 and cw["of"] == 3 and cw["share"]["median"] == 0.5
@@ -473,4 +473,4 @@ def test_a_send_is_compared_where_both_producers_sent_too_beside_its_own_windows
     i = next(k for k, x in enumerate(lines) if x.startswith("  1 CPU, CPU us/msg"))
     assert lines[i + 1].startswith("    common window") and "(2 of 3 rounds, 50% of" in lines[i + 1]
     assert "0.97 (0.96-0.98)" in lines[i + 1] and "0.91" in lines[i]
-    assert "common_window" not in _one_cpu_summary(rounds[2:], "send")
+    assert "common_window" not in one_cpu_summary(rounds[2:], "send")

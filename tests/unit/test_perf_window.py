@@ -58,8 +58,8 @@ def test_the_clients_window_starts_at_the_skip_th_record_in_time_order(tmp_path)
     prec, crec = _records(tmp_path, sent[::-1], recv[::-1])
     confirmed = [{"event": "burst", "_rx_ns": sent[-1] + 1_000_000}]
     r = clients.resolve("stomp-py")
-    times = perf._client_send_times(prec, confirmed)
-    got = perf._client_rates(r, 10, times, crec, None, skip=5)
+    times = perf.client_send_times(prec, confirmed)
+    got = perf.client_rates(r, 10, times, crec, None, skip=5)
     send, recv_rate, send_like_cli, cpu, whole, faults, jit = got
     assert send == pytest.approx(1000.0)        # 5 messages from 50 ms to 55 ms
     assert recv_rate == pytest.approx(1000.0)   # 4 intervals of 1 ms after message 5
@@ -67,7 +67,7 @@ def test_the_clients_window_starts_at_the_skip_th_record_in_time_order(tmp_path)
     assert send_like_cli == pytest.approx(10 / 0.054)  # all of them, to the last send call
     assert math.isnan(cpu) and math.isnan(faults) and math.isnan(jit)  # no sampler
     # timed from the first message instead, the warm-up is in the figure
-    assert perf._client_rates(r, 10, times, crec, None, skip=0)[1] == pytest.approx(
+    assert perf.client_rates(r, 10, times, crec, None, skip=0)[1] == pytest.approx(
         9 / 0.054)
 
 
@@ -122,12 +122,12 @@ def test_the_common_span_is_where_every_consumer_ran_warm():
     def even(first, rate):  # messages by time t, arriving at `rate` a ns from `first`
         return lambda t: max(0.0, (t - first) * rate)
 
-    span = perf._common_span([(100, 1100), (300, 900)], [even(0, 1.0), even(0, 0.5)],
+    span = perf.common_span([(100, 1100), (300, 900)], [even(0, 1.0), even(0, 0.5)],
                              count=1200, skip=200)
     assert span == (300, 900, [600.0, 300.0])
-    assert perf._common_span([(100, 200), (300, 900)], [even(0, 1), even(0, 1)], 1200, 200) is None
+    assert perf.common_span([(100, 200), (300, 900)], [even(0, 1), even(0, 1)], 1200, 200) is None
     # 100 of 1,000 timed messages is under MIN_COMMON
-    assert perf._common_span([(0, 1000), (900, 2000)], [even(0, 1), even(0, 1)], 1200, 200) is None
+    assert perf.common_span([(0, 1000), (900, 2000)], [even(0, 1), even(0, 1)], 1200, 200) is None
 
 
 def test_the_aa_check_holds_one_or_leans():
@@ -136,19 +136,19 @@ def test_the_aa_check_holds_one_or_leans():
     assert perf.lean(perf.median_ci([0.97, 0.99, 1.0, 1.02, 1.04])) == "none"
     assert perf.lean(perf.median_ci([0.90, 0.92, 0.93, 0.95, 0.97])) == "leans"
     assert perf.lean(perf.median_ci([0.99, 1.0, 1.01])) == "not judged"
-    sc = perf._self_check_summary([(4.0, 4.0, 0.8), (math.nan, math.nan, math.nan),
+    sc = perf.self_check_summary([(4.0, 4.0, 0.8), (math.nan, math.nan, math.nan),
                                    (4.2, 4.0, 0.9)])
     assert sc["rounds"] == 2 and sc["of"] == 3
     assert sc["ratio"]["min"] == 1.0 and sc["ratio"]["max"] == pytest.approx(1.05)
     assert sc["cpu_us_per_msg"]["a"]["max"] == 4.2 and sc["share"]["min"] == 0.8
-    assert perf._self_check_summary([(math.nan,) * 3]) == {"rounds": 0, "of": 1}
+    assert perf.self_check_summary([(math.nan,) * 3]) == {"rounds": 0, "of": 1}
 
 
 def test_a_row_prints_its_aa_line():
     from burstbench.measure.perf import format_row
 
     side = {"median": 10, "min": 9, "max": 11}
-    sc = perf._self_check_summary([(4.0, 4.1, 0.9), (4.1, 4.0, 0.9), (4.0, 4.0, 0.8),
+    sc = perf.self_check_summary([(4.0, 4.1, 0.9), (4.1, 4.0, 0.9), (4.0, 4.0, 0.8),
                                    (3.9, 4.0, 0.9), (4.0, 3.9, 0.9)])
     row = {"client": "net-stomp", "size": 6,
            "send": {"loop": side, "client": side, "ratio": 1.0},
