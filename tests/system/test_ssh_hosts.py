@@ -173,6 +173,19 @@ def need_ssh_hosts():
 LANGS = ["perl", "python", "node", "java"]
 
 
+def measured(spec: PointSpec, tmp_path: Path) -> dict:
+    """The point's result document (skipped when a client is missing); its status ok and the
+    brokers' counters agreeing with the accounting."""
+    for r in (*spec.slots()[0], *spec.slots()[1]):
+        if r.client.missing():
+            pytest.skip(r.client.missing())
+    doc = document(Runner(spec, tmp_path / "point").run(), "now")
+    doc["point"] = "p"
+    assert doc["status"] == "ok", doc["errors"]
+    assert doc["broker_witness"]["agrees"]
+    return doc
+
+
 @pytest.mark.integration
 @pytest.mark.root
 @need_root
@@ -180,19 +193,11 @@ LANGS = ["perl", "python", "node", "java"]
 # forwarding to each other are the default suite's in tests/integration/test_topology.py
 @pytest.mark.parametrize("topo", ["single", pytest.param("forward", marks=pytest.mark.full)])
 def test_four_languages_on_hosts_of_their_own_over_ssh(tmp_path, need_ssh_hosts, topo):
-    spec = PointSpec(producer=LANGS, consumer=LANGS, producers=4, consumers=4, count=1000,
-                     bursts=2, topology=topo, hosts="netns-ssh")
-    for r in (*spec.slots()[0], *spec.slots()[1]):
-        if r.client.missing():
-            pytest.skip(r.client.missing())
-    out = Runner(spec, tmp_path / "point").run()
-    doc = document(out, "now")
-    doc["point"] = "p"
+    doc = measured(PointSpec(producer=LANGS, consumer=LANGS, producers=4, consumers=4,
+                             count=1000, bursts=2, topology=topo, hosts="netns-ssh"), tmp_path)
     acc = doc["accounting"]
-    assert doc["status"] == "ok", doc["errors"]
     assert (acc["sent"], acc["received"], acc["lost"], acc["duplicates"], acc["corrupt"]) == \
         (8000, 8000, 0, 0, 0)
-    assert doc["broker_witness"]["agrees"]
     where = {p["name"]: p["host"] for p in doc["resources"]["processes"]}
     brokers = topology.layout(topo).brokers
     assert {where[f"broker-{b}"] for b in brokers} == {f"b{i + 1}" for i in range(len(brokers))}
@@ -219,19 +224,11 @@ def test_four_languages_on_hosts_of_their_own_over_ssh(tmp_path, need_ssh_hosts,
 def test_a_jdbc_broker_on_an_ssh_host_has_its_database_there(tmp_path, need_ssh_hosts, store):
     """The database of a JDBC store starts on the broker's host (infra/dbserve.py), the broker
     keeps persistent messages in it, and it stops with the point."""
-    spec = PointSpec(producer=["python"], consumer=["java"], producers=1, consumers=2,
-                     count=500, bursts=1, persistence=store, persistent=True,
-                     hosts="netns-ssh")
-    for r in (*spec.slots()[0], *spec.slots()[1]):
-        if r.client.missing():
-            pytest.skip(r.client.missing())
-    out = Runner(spec, tmp_path / "point").run()
-    doc = document(out, "now")
-    doc["point"] = "p"
+    doc = measured(PointSpec(producer=["python"], consumer=["java"], producers=1, consumers=2,
+                             count=500, bursts=1, persistence=store, persistent=True,
+                             hosts="netns-ssh"), tmp_path)
     acc = doc["accounting"]
-    assert doc["status"] == "ok", doc["errors"]
     assert (acc["sent"], acc["received"], acc["lost"], acc["duplicates"]) == (500, 500, 0, 0)
-    assert doc["broker_witness"]["agrees"]
     assert doc["parameters"]["persistence"] == store
     where = {p["name"]: p["host"] for p in doc["resources"]["processes"]}
     assert where["db-a"] == where["broker-a"] == "b1", where
