@@ -434,28 +434,17 @@ def wait_ready(
     probe = probe or port_accepts
     deadline = time.monotonic() + timeout
     child = broker.child
-    said_ready: list[bool] = []
-    others: list = []  # other children's events, returned in order for whoever waits on them
-
-    def take(who: Child, e: dict) -> None:
-        if who is not child:
-            others.append((who, e))
-        elif e.get("event") == "ready":
-            broker.version = e.get("version", broker.version)
-            said_ready.append(True)
-        elif e.get("event") == "exit":
-            raise BrokerError(
-                f"broker {broker.spec.name} exited with {e['code']} before ready: "
-                f"{_why(child)} (log: {child.log_path})"
-            )
-
-    try:
-        if not sup.wait_until(lambda: bool(said_ready), timeout, take, poll=timeout):
-            raise BrokerError(
-                f"broker {broker.spec.name} not ready after {timeout:.0f} s (log: {child.log_path})"
-            )
-    finally:
-        sup.put_back(others)
+    e = sup.first_event(child, ("ready",), timeout)
+    if e is None:
+        raise BrokerError(
+            f"broker {broker.spec.name} not ready after {timeout:.0f} s (log: {child.log_path})"
+        )
+    if e["event"] == "exit":
+        raise BrokerError(
+            f"broker {broker.spec.name} exited with {e['code']} before ready: "
+            f"{_why(child)} (log: {child.log_path})"
+        )
+    broker.version = e.get("version", broker.version)
     while not all(probe(broker.spec.host, p) for p in broker.ports):
         if time.monotonic() > deadline:
             raise BrokerError(

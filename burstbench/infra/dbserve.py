@@ -71,28 +71,16 @@ def start(sup, launcher, kind: str, workdir: Path, name: str, timeout: float = 9
     argv = [str(paths.ROOT / ".venv" / "bin" / "python"), "-m", "burstbench.infra.dbserve",
             kind, str(workdir)]
     child = sup.start(name, launcher.command(argv, cwd=workdir), role="database", remote=True)
-    got: dict = {}
-    others: list = []
-
-    def take(who, e: dict) -> None:
-        if who is not child:
-            others.append((who, e))
-        elif e.get("event") in ("ready", "error"):
-            got.update(e)
-        elif e.get("event") == "exit":
-            got.setdefault("event", "error")
-            got.setdefault("message", f"exited with {e.get('code')} (log: {child.log_path})")
-
-    try:
-        if not sup.wait_until(lambda: bool(got), timeout, take, poll=1.0):
-            raise DatabaseError(f"{kind} on {launcher.name}: not ready in {timeout:.0f} s "
-                                f"(log: {child.log_path})")
-    finally:
-        sup.put_back(others)
+    got = sup.first_event(child, ("ready", "error"), timeout)
+    if got is None:
+        sup.stop(child)
+        raise DatabaseError(f"{kind} on {launcher.name}: not ready in {timeout:.0f} s "
+                            f"(log: {child.log_path})")
     if got["event"] != "ready":
         sup.stop(child)
-        raise DatabaseError(f"{kind} on {launcher.name}: {got.get('message')} (a broker host "
-                            "with JDBC needs the role `databases` too: ./bench setup --hosts)")
+        why = got.get("message") or f"exited with {got.get('code')} (log: {child.log_path})"
+        raise DatabaseError(f"{kind} on {launcher.name}: {why} (a broker host with JDBC needs "
+                            "the role `databases` too: ./bench setup --hosts)")
     return child, got["jdbc"]
 
 

@@ -390,6 +390,25 @@ class Supervisor:
                 on_event(child, ev)
         return True
 
+    def first_event(self, child: Child, kinds: tuple[str, ...], timeout: float) -> dict | None:
+        """``child``'s first event whose kind is one of ``kinds``, or its exit (``{"event":
+        "exit", "code": N}``), within ``timeout`` seconds; None when neither came. Other
+        children's events taken meanwhile go back to the front of the queue, in their order."""
+        got: list[dict] = []
+        others: list[tuple[Child, dict]] = []
+
+        def take(who: Child, e: dict) -> None:
+            if who is not child:
+                others.append((who, e))
+            elif e.get("event") in kinds or e.get("event") == "exit":
+                got.append(e)
+
+        try:
+            self.wait_until(lambda: bool(got), timeout, take, poll=timeout)
+        finally:
+            self.put_back(others)
+        return got[0] if got else None
+
     def put_back(self, items: list[tuple[Child, dict]]) -> None:
         """Return events taken out of turn to the front of the queue, in their order."""
         if items:
