@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 
+from burstbench import stats
 from burstbench.measure import results
 
 
@@ -102,9 +103,8 @@ def compare(run_a, run_b, threshold: float, out=None, calibrated: bool = False) 
             )
             continue
         ratio = rb / ra
-        overlap = not (
-            _t(pb, "recv_max") < _t(pa, "recv_min") or _t(pb, "recv_min") > _t(pa, "recv_max")
-        )
+        overlap = stats.overlap(*({"min": _t(p, "recv_min"), "max": _t(p, "recv_max")}
+                                  for p in (pa, pb)))
         verdict = "same (ranges overlap)" if overlap else ("faster" if ratio > 1 else "slower")
         if not overlap and ratio < 1 - threshold / 100:
             verdict = f"REGRESSION (> {threshold:g}% slower, beyond the spread)"

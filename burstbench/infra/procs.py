@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import json
-import math
 import os
 import pwd
 import queue
@@ -25,6 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
+
+from burstbench.infra import sampling
 
 _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -166,74 +167,18 @@ class Child:
         """User+system CPU seconds so far of the child and every live process under it (a
         client's browser, a database's backends), read from /proc while the child runs (None
         for a program on another host: the local ssh client's figure is not the program's)."""
-        if self.remote:
-            return None
-        stats = _proc_stats()
-        if self.pid not in stats:
-            return None
-        kids: dict[int, list[int]] = {}
-        for pid, (ppid, _cpu) in stats.items():
-            kids.setdefault(ppid, []).append(pid)
-        total, todo = 0, [self.pid]
-        while todo:
-            pid = todo.pop()
-            total += stats[pid][1]
-            todo.extend(kids.get(pid, ()))
-        return total / os.sysconf("SC_CLK_TCK")
+        return None if self.remote else sampling.tree_cpu_seconds(self.pid)
 
     def status_now(self) -> dict:
         """Its resident memory (MiB) and threads now, from /proc (empty when it is gone or
         runs on another host)."""
-        if self.remote or not self.alive():
-            return {}
-        try:
-            text = Path(f"/proc/{self.pid}/status").read_text()
-        except OSError:
-            return {}
-        fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
-        try:
-            return {"rss_mb": round(int(fields["VmRSS"].split()[0]) / 1024, 1),
-                    "threads": int(fields["Threads"])}
-        except (KeyError, ValueError, IndexError):
-            return {}
+        return {} if self.remote or not self.alive() else sampling.status(self.pid)
 
     def last_error(self) -> str:
         for line in reversed(self.stderr_tail):
             if line.startswith("error"):
                 return line
         return self.stderr_tail[-1] if self.stderr_tail else ""
-
-
-def _proc_stats() -> dict[int, tuple[int, int]]:
-    """Every live process: pid -> (parent pid, user+system clock ticks)."""
-    out = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                parts = f.read().rsplit(")", 1)[1].split()
-            out[int(d)] = (int(parts[1]), int(parts[11]) + int(parts[12]))
-        except (OSError, IndexError, ValueError):
-            continue
-    return out
-
-
-def machine_busy_seconds() -> float:
-    """CPU seconds the whole machine has been busy (every core, every process), /proc/stat."""
-    try:
-        with open("/proc/stat") as f:
-            vals = [int(v) for v in f.readline().split()[1:9]]
-    except (OSError, ValueError):
-        return math.nan
-    idle = vals[3] + vals[4]  # idle + iowait
-    return (sum(vals) - idle) / os.sysconf("SC_CLK_TCK")
-
-
-def harness_cpu_seconds() -> float:
-    """CPU seconds (user + system) this process has used so far."""
-    t = os.times()
-    return t.user + t.system
 
 
 class Supervisor:
@@ -346,11 +291,8 @@ class Supervisor:
             for child in list(self.children):
                 if not child.alive() or child.remote:
                     continue
-                try:
-                    nfd = len(os.listdir(f"/proc/{child.pid}/fd"))
-                    child.usage.max_open_files = max(child.usage.max_open_files, nfd)
-                except OSError:
-                    pass
+                child.usage.max_open_files = max(child.usage.max_open_files,
+                                                 sampling.open_files(child.pid))
                 threads = child.status_now().get("threads", 0)
                 child.usage.max_threads = max(child.usage.max_threads, threads)
 
@@ -473,27 +415,6 @@ def install_signal_handlers() -> None:
 
     signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)
-
-
-class CpuWindow:
-    """Every process's CPU seconds, the harness's and the machine's busy seconds, from its
-    start; ``shares()`` turns them into CPU shares (1.0 = one core) over a wall time."""
-
-    def __init__(self, children: list[Child]):
-        self.children = children
-        self.cpu0 = {c.name: c.cpu_seconds_now() for c in children}
-        self.machine0, self.harness0 = machine_busy_seconds(), harness_cpu_seconds()
-        self.t0 = time.monotonic()
-
-    def shares(self, burst: int, wall: float) -> dict:
-        cpu = {}
-        for c in self.children:
-            now = c.cpu_seconds_now()
-            if now is not None and self.cpu0.get(c.name) is not None:
-                cpu[c.name] = round((now - self.cpu0[c.name]) / wall, 3)
-        return {"burst": burst, "wall_s": round(wall, 3), "cpu_share": cpu,
-                "harness_share": round((harness_cpu_seconds() - self.harness0) / wall, 3),
-                "machine_busy_cores": round((machine_busy_seconds() - self.machine0) / wall, 3)}
 
 
 def dump_java_threads(sup: Supervisor) -> None:

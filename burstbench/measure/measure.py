@@ -28,7 +28,6 @@ Definitions (docs/measuring.md repeats them):
 from __future__ import annotations
 
 import math
-import statistics
 import zlib
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
@@ -93,14 +92,6 @@ def percentile(sorted_values: list[float], p: float) -> float:
         return math.nan
     rank = max(1, math.ceil(p / 100.0 * len(sorted_values)))
     return sorted_values[min(rank, len(sorted_values)) - 1]
-
-
-def spread(values: list[float]) -> dict:
-    """Median, min and max of per-burst figures (NaN when empty)."""
-    vals = [v for v in values if v is not None and not math.isnan(v)]
-    if not vals:
-        return {"median": math.nan, "min": math.nan, "max": math.nan, "n": 0}
-    return {"median": statistics.median(vals), "min": min(vals), "max": max(vals), "n": len(vals)}
 
 
 class BodyCrc:

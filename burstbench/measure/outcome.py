@@ -10,6 +10,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from burstbench import stats
 from burstbench.measure import measure
 from burstbench.measure.spec import PointSpec
 
@@ -74,8 +75,8 @@ def metrics(outcome: Outcome, latency_records: list | None = None) -> dict:
     bursts = measure.per_burst(sent, all_received, outcome.confirmed)
     counted = measure.measured(bursts)
     counted_ids = {b.burst for b in counted}
-    send = measure.spread([b.send_msgs_per_s for b in counted])
-    recv = measure.spread([b.recv_msgs_per_s for b in counted])
+    send = stats.spread([b.send_msgs_per_s for b in counted])
+    recv = stats.spread([b.recv_msgs_per_s for b in counted])
     busiest = _busiest(outcome, counted_ids)
     extra = {}
     if spec.duration:

@@ -21,13 +21,8 @@ from pathlib import Path
 from burstbench import clients, options
 from burstbench.errors import PointFailed
 from burstbench.infra import brokerlog, browser, outside
-from burstbench.infra.procs import (
-    Child,
-    CpuWindow,
-    Interrupted,
-    Supervisor,
-    dump_java_threads,
-)
+from burstbench.infra.procs import Child, Interrupted, Supervisor, dump_java_threads
+from burstbench.infra.sampling import CpuWindow
 from burstbench.infra.stack import Stack
 from burstbench.measure import live, measure
 from burstbench.measure.outcome import Outcome

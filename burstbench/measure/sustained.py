@@ -29,8 +29,9 @@ import statistics
 import time
 from bisect import bisect_left
 
+from burstbench import stats
 from burstbench.errors import PointFailed
-from burstbench.infra.procs import harness_cpu_seconds, machine_busy_seconds
+from burstbench.infra.sampling import CpuWindow
 from burstbench.measure import measure
 
 WIDTHS = (1.0, 10.0)  # window widths in seconds
@@ -95,7 +96,7 @@ def drive(runner, sup, clients) -> None:
         out.samples.append(tot)
 
     span = spec.warmup + spec.duration
-    cpu0 = machine0 = harness0 = w0 = None
+    window = w0 = None
     go = time.monotonic()
     for p in producers:
         p.send("go")
@@ -108,8 +109,7 @@ def drive(runner, sup, clients) -> None:
                 f"producers did not finish {span:g} s of sending within {deadline - go:.0f} s"
             )
         if w0 is None and now - go >= spec.warmup:  # the measured period starts
-            cpu0 = {c.name: c.cpu_seconds_now() for c in everyone}
-            machine0, harness0, w0 = machine_busy_seconds(), harness_cpu_seconds(), now
+            window, w0 = CpuWindow(everyone), now
         item = sup.wait_event(max(0.0, min(next_sample - now, 0.25)))
         if item is not None:
             on_event(*item)
@@ -117,23 +117,8 @@ def drive(runner, sup, clients) -> None:
             sample()
             next_sample += SAMPLE_EVERY
     out.confirmed[0] = max(e["_rx_ns"] for e in confirmations.values())
-    if w0 is not None:
-        wall = time.monotonic() - w0
-        cpu = {}
-        for c in everyone:
-            now_cpu = c.cpu_seconds_now()
-            if now_cpu is not None and cpu0.get(c.name) is not None and wall > 0:
-                cpu[c.name] = round((now_cpu - cpu0[c.name]) / wall, 3)
-        if wall > 0:
-            out.burst_cpu.append(
-                {
-                    "burst": 0,
-                    "wall_s": round(wall, 3),
-                    "cpu_share": cpu,
-                    "harness_share": round((harness_cpu_seconds() - harness0) / wall, 3),
-                    "machine_busy_cores": round((machine_busy_seconds() - machine0) / wall, 3),
-                }
-            )
+    if w0 is not None and time.monotonic() > w0:
+        out.burst_cpu.append(window.shares(0, time.monotonic() - w0))
     target = sum(int(e["sent"]) for e in confirmations.values())
     runner.progress(f"sent {target:,} in {span:g} s; draining")
     # drain, still reading the counters twice a second (the backlog's way down is a figure too)
@@ -159,7 +144,7 @@ def drive(runner, sup, clients) -> None:
 
 
 def _rate_spread(values: list[float]) -> dict:
-    s = measure.spread(values)
+    s = stats.spread(values)
     return {"median": s["median"], "min": s["min"], "max": s["max"], "windows": s["n"]}
 
 

@@ -28,9 +28,9 @@ import json
 import sys
 from dataclasses import dataclass, field
 
-from burstbench import clients, paths
+from burstbench import clients, paths, stats
 from burstbench.infra.procs import Supervisor
-from burstbench.measure import measure, results
+from burstbench.measure import results
 from burstbench.studies import reqreply
 from burstbench.studies.pi.akka import run_akka_point
 from burstbench.studies.pi.maths import ExactSums
@@ -206,7 +206,7 @@ def summarise(points: list[dict]) -> list[dict]:
         row["status"] = "ok"
         for what in ("values", "p50_us"):
             if what in row:
-                row[what] = {rt: measure.spread(v) for rt, v in row[what].items()}
+                row[what] = {rt: stats.spread(v) for rt, v in row[what].items()}
         v = row["values"]
         if all(rt in v for rt in RUNTIMES):
             row["pekko_over_akka"] = v["pekko"]["median"] / v["akka"]["median"]

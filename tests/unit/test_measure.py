@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from burstbench import stats
 from burstbench.measure import measure
 from burstbench.measure.measure import ConsumerRecord
 
@@ -78,9 +79,9 @@ def test_measured_excludes_warmup_only_with_several_bursts():
 
 
 def test_spread():
-    assert measure.spread([3.0, 1.0, 2.0]) == {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3}
-    assert measure.spread([4.0, 1.0])["median"] == 2.5
-    assert measure.spread([])["n"] == 0
+    assert stats.spread([3.0, 1.0, 2.0]) == {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3}
+    assert stats.spread([4.0, 1.0])["median"] == 2.5
+    assert stats.spread([])["n"] == 0
 
 
 def test_accounting_loss_duplicates_reorder_foreign_body():

@@ -338,7 +338,7 @@ def test_a_one_cpu_row_prints_cpu_per_message_and_its_verdict():
     # the receive's figures over each side's own timed messages are kept beside
     assert recv["own_windows"]["ratio"]["median"] == pytest.approx(20.0 / 22.0)
     assert recv["common"] == {"rounds": 9, "of": 9,
-                              "share": {"median": 0.8, "min": 0.8, "max": 0.8}}
+                              "share": {"median": 0.8, "min": 0.8, "max": 0.8, "n": 9}}
     assert "common" not in send and "own_windows" not in send
     spread = {"median": 1.0, "min": 1.0, "max": 1.0}
     row = {"client": "net-stomp", "size": 6}

@@ -1,12 +1,14 @@
-"""The rounds' statistics: medians with their spread and confidence interval, the rule declared
-before a run and its verdict, the one-CPU and self-check summaries."""
+"""The rounds' summaries: the one-CPU and self-check figures, the rule a run declares before it
+measures and its verdict, on burstbench.stats (medians, spreads, intervals, paired ratios)."""
 
 from __future__ import annotations
 
 import math
-import statistics
 
+from burstbench import stats
 from burstbench.measure.perf.windows import OneCpu
+from burstbench.stats import MIN_CONFIDENCE, MIN_ROUNDS, median_ci, paired_ratios  # noqa: F401
+from burstbench.stats import spread as spread_of
 
 TARGET = 0.95  # the stock client within 5% of its loop: the bench's own cost
 
@@ -94,45 +96,9 @@ def lean(ci: dict) -> str:
     return "none" if ci["lo"] <= 1 <= ci["hi"] else "leans"
 
 
-def spread_of(vals: list[float]) -> dict:
-    return {"median": statistics.median(vals), "min": min(vals), "max": max(vals)}
-
-
-def median_ci(vals: list[float], confidence: float = 0.95) -> dict:
-    """A distribution-free confidence interval for the median of ``vals``: the k-th smallest
-    and k-th largest value, k the largest for which a Binomial(n, 1/2) falls below k with
-    probability at most (1 - confidence) / 2; ``confidence`` in the result is the interval's
-    own, which is at least the one asked for, or the most n values can give (n = 5: min and
-    max, 94%; n = 9: the 2nd smallest and 2nd largest, 96%)."""
-    v = sorted(vals)
-    n = len(v)
-    tail = (1 - confidence) / 2
-    k, below = 1, 0.5**n  # P(X <= k - 1) for k = 1
-    while k < n // 2:
-        nxt = below + math.comb(n, k) * 0.5**n  # P(X <= k)
-        if nxt > tail:
-            break
-        k, below = k + 1, nxt
-    return {"lo": v[k - 1], "hi": v[n - k], "confidence": 1 - 2 * below}
-
-
-MIN_CONFIDENCE = 0.9  # below it (fewer than 5 rounds) an interval settles nothing
-
-
-MIN_ROUNDS = 5  # fewer rounds than this are not judged
-
-
-def verdict(spread: dict, target: float = 0.95) -> str:
-    """The rule (``RULE``): 'holds' when every round's ratio is at or above the target,
-    'misses' when every round's is below it, 'within noise' when the rounds straddle it;
-    'not judged' with fewer than MIN_ROUNDS rounds. Judged once, on one run's rounds."""
-    if spread.get("n", MIN_ROUNDS) < MIN_ROUNDS:
-        return "not judged"
-    if spread["min"] >= target:
-        return "holds"
-    if spread["max"] < target:
-        return "misses"
-    return "within noise"
+def verdict(ratios: dict, target: float = TARGET) -> str:
+    """The rule (``rule``) on a row's rounds: burstbench.stats.verdict against the target."""
+    return stats.verdict(ratios, target)
 
 
 def rule(rounds: int, one_cpu_rounds: int) -> str:
@@ -143,10 +109,3 @@ def rule(rounds: int, one_cpu_rounds: int) -> str:
             f"misses = every round below, within noise = the rounds straddle it; fewer than "
             f"{MIN_ROUNDS} rounds: not judged. A repeated run is reported beside this one, "
             "never pooled into it.")
-
-
-def paired_ratios(a: list[tuple], b: list[tuple], idx: int) -> dict:
-    """a / b round by round (both measured in the same round, next to each other): the
-    median of those ratios with their min and max, and the median's confidence interval."""
-    ratios = [x[idx] / y[idx] for x, y in zip(a, b, strict=True)]
-    return {**spread_of(ratios), "n": len(ratios), "ci": median_ci(ratios)}
