@@ -28,7 +28,17 @@ the rendered Markdown does not see::
 - for a fault scenario of ``./bench chaos`` (POINT ``chaos:SCENARIO/CLIENT``, from the run's
   ``chaos.json``, published beside it): ``cell``, the reliability table's ``lost /
   duplicates / recovery s``; or one of ``sent``, ``lost``, ``duplicates``, ``redelivered``,
-  ``recovery``.
+  ``recovery``;
+- for a row of ``./bench perf clients`` (POINT ``perf:CLIENT/SIZE/ROLE``, ROLE ``send`` or
+  ``recv``, from the run's ``perf.json``, published beside it as ``<run>-perf-clients.json``):
+  ``ratio``, the one-CPU loop / client median with its min-max over the rounds at three
+  decimals; ``interval``, its median's confidence interval; ``verdict``, the run's rule
+  applied to those rounds (``holds``, ``within noise``, ``misses``, ``not judged``);
+  ``kept``, a receive's rounds with a common window (``12 of 12``); ``loop-us`` or
+  ``client-us``, CPU µs a message (median); ``tuned``, the tuned entry's two-CPU rate over
+  the stock client's, median (min-max) at two decimals; ``cli-apart``/``cli-together``
+  ActiveMQ's command-line tool's rate, ``ours-apart``/``ours-together`` the stock JMS pair's
+  timed like it, ``vs-cli-apart``/``vs-cli-together`` ours over the CLI's at two decimals.
 
 ``./bench docs render`` rewrites every marked figure from its source; ``./bench docs check``
 (and ``tests/unit/test_quoted_figures.py``) fails on any figure that differs from it, on a
@@ -46,7 +56,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from burstbench import paths
+from burstbench import paths, stats
 
 DATA = paths.ROOT / "docs" / "data"
 PAGES = ("README.md", "docs/*.md")
@@ -121,6 +131,8 @@ def render_one(spec: str, data: Path = DATA, runs: dict[str, str] | None = None)
         return _runtimes(run, point.removeprefix("runtimes:"), what, data)
     if point.startswith("chaos:"):
         return _chaos(run, point.removeprefix("chaos:"), what, data)
+    if point.startswith("perf:"):
+        return _perf(run, point.removeprefix("perf:"), what, data)
     if what == "findmax":
         f = data / f"{run}-find-max.json"
         if not f.exists():
@@ -193,6 +205,45 @@ def _chaos(run: str, key: str, what: str, data: Path) -> str:
                      f"{', '.join(CHAOS_COUNTS)})")
 
 
+def _perf(run: str, key: str, what: str, data: Path) -> str:
+    f = data / f"{run}-perf-clients.json"
+    if not f.exists():
+        raise QuoteError(f"run {run} has no published perf table ({f})")
+    doc = json.loads(f.read_text())
+    rows = {f"{r['client']}/{r['size']}/{role}": r[role] for r in doc["table"]
+            for role in ("send", "recv")}
+    d = rows.get(key)
+    if d is None:
+        raise QuoteError(f"run {run}'s perf table has no row {key} (has: {', '.join(rows)})")
+    one, tuned, vs_cli = d.get("one_cpu") or {}, d.get("tuned"), d.get("vs_cli") or {}
+    mode = what.rpartition("-")[2]
+    if what in ("ratio", "interval", "verdict", "loop-us", "client-us") and "ratio" not in one:
+        raise QuoteError(f"run {run}'s perf row {key} has no one-CPU ratio: no figure {what!r}")
+    if what == "ratio":
+        r = one["ratio"]
+        return f"{r['median']:.3f} ({r['min']:.3f}-{r['max']:.3f})"
+    if what == "interval":
+        return f"{one['ratio']['ci']['lo']:.3f}-{one['ratio']['ci']['hi']:.3f}"
+    if what == "verdict":
+        return stats.verdict(one["ratio"], doc["target"])
+    if what in ("loop-us", "client-us"):
+        return sig(one["cpu_us_per_msg"][what.removesuffix("-us")]["median"], 3)
+    if what == "kept" and "common" in one:
+        return f"{one['common']['rounds']} of {one['common']['of']}"
+    if what == "tuned" and tuned:
+        r = tuned["ratio_spread"]
+        return f"{r['median']:.2f} ({r['min']:.2f}-{r['max']:.2f})"
+    if mode in vs_cli and what in (f"cli-{mode}", f"ours-{mode}", f"vs-cli-{mode}"):
+        c = vs_cli[mode]
+        if what.startswith("vs-"):
+            return f"{c['ratio_to_cli']:.2f}"
+        s = c["activemq_cli" if what.startswith("cli") else "client_like_cli"]
+        return with_spread(s["median"], s["min"], s["max"])
+    raise QuoteError(f"perf row {key}: no figure {what!r} (ratio, interval, verdict, kept, "
+                     "loop-us, client-us, tuned, cli-apart, ours-apart, vs-cli-apart, and "
+                     "the same -together)")
+
+
 @dataclass
 class Difference:
     page: str
@@ -259,8 +310,10 @@ def publish(run_dir: Path, data: Path = DATA, partial: bool = False) -> list[Pat
         raise QuoteError(f"run {run_id} ran at commit {commit or '?'}: published figures come "
                          "from a clean commit")
     data.mkdir(parents=True, exist_ok=True)
-    csv_out = data / f"{run_id}.csv"
-    shutil.copyfile(run_dir / "summary.csv", csv_out)
+    out = []
+    if (run_dir / "summary.csv").exists():  # a perf run has its table instead (below)
+        out.append(data / f"{run_id}.csv")
+        shutil.copyfile(run_dir / "summary.csv", out[-1])
     keep = {k: manifest[k] for k in ("run_id", "command", "status", "started", "finished",
                                      "git_commit", "machine", "runtimes", "calibration")
             if k in manifest}
@@ -268,7 +321,7 @@ def publish(run_dir: Path, data: Path = DATA, partial: bool = False) -> list[Pat
         keep["command"] = [Path(a).name if a.startswith("/") else a for a in keep["command"]]
     json_out = data / f"{run_id}.json"
     json_out.write_text(json.dumps(keep, indent=2) + "\n")
-    out = [csv_out, json_out]
+    out.append(json_out)
     if (run_dir / "find-max.json").exists():  # the searches' verdicts: small, and no points'
         out.append(data / f"{run_id}-find-max.json")
         shutil.copyfile(run_dir / "find-max.json", out[-1])
@@ -288,8 +341,39 @@ def publish(run_dir: Path, data: Path = DATA, partial: bool = False) -> list[Pat
         out.append(data / f"{run_id}-chaos.json")
         out[-1].write_text(json.dumps({"rule": chaos.get("rule"), "results": results},
                                       indent=2) + "\n")
+    if (run_dir / "perf.json").exists():  # the table's figures, not each round's record
+        out.append(data / f"{run_id}-perf-clients.json")
+        out[-1].write_text(json.dumps(perf_table(json.loads((run_dir / "perf.json")
+                                                            .read_text())), indent=2) + "\n")
     rows_of.cache_clear()
     return out
+
+
+ROLE_KEEP = ("loop", "client", "ratio_spread", "tuned", "vs_cli")
+ONE_CPU_KEEP = ("cpu_us_per_msg", "ratio", "common", "rates")
+
+
+def perf_table(doc: dict) -> dict:
+    """What a page quotes from a perf run: its rule and settings, and each row's medians,
+    spreads and ratios (without each round's record)."""
+    table = []
+    for row in doc["table"]:
+        kept = {k: row[k] for k in ("client", "size", "count", "skip", "one_cpu_count",
+                                     "one_cpu_skip") if k in row}
+        for role in ("send", "recv"):
+            d = row[role]
+            kept[role] = {k: d[k] for k in ROLE_KEEP if k in d}
+            if "tuned" in d:
+                kept[role]["tuned"] = {k: v for k, v in d["tuned"].items() if k != "rounds"}
+            if "one_cpu" in d:
+                kept[role]["one_cpu"] = {k: d["one_cpu"][k] for k in ONE_CPU_KEEP
+                                         if k in d["one_cpu"]}
+        table.append(kept)
+    return {**{k: doc[k] for k in ("kind", "rule", "rounds", "warmup", "tuned", "counts",
+                                   "counts_jvm", "counts_jvm_one_cpu", "broker_version",
+                                   "broker_memory", "one_cpu") if k in doc},
+            # a run before perf.json named its target judged against 0.95 (its rule says so)
+            "target": doc.get("target", 0.95), "table": table}
 
 
 def _ran_to_end(run_dir: Path, manifest: dict) -> bool:

@@ -174,3 +174,63 @@ def test_publish_partial_takes_a_finished_run_with_failed_points_never_their_fig
     assert json.loads(json_out.read_text())["status"] == "failed"
     with pytest.raises(quoted.QuoteError, match="is 'failed', not ok"):
         quoted.render_one("r8 b recv", tmp_path / "data")
+
+
+def _perf_run(tmp_path):
+    """A finished perf run's directory: one row, its receive judged on 12 one-CPU rounds."""
+    import json
+
+    run = tmp_path / "p1"
+    run.mkdir()
+    rates = {"median": 20000.0, "min": 18000.0, "max": 21000.0}
+    ratio = {"median": 0.981, "min": 0.94, "max": 1.01, "n": 12,
+             "ci": {"lo": 0.968, "hi": 0.987, "confidence": 0.96}}
+    one = {"cpu_us_per_msg": {"loop": {"median": 12.47}, "client": {"median": 12.69}},
+           "ratio": ratio, "common": {"rounds": 11, "of": 12},
+           "each": {"loop": [{"recv": 1.0}] * 12}}
+    recv = {"loop": rates, "client": rates, "ratio_spread": ratio, "one_cpu": one,
+            "rounds": {"loop": [1.0] * 5, "client": [1.0] * 5},
+            "tuned": {"client": "net-stomp-tuned", "rates": rates, "ratio_to_stock": 1.58,
+                      "ratio_spread": {"median": 1.58, "min": 1.5, "max": 1.61, "n": 5},
+                      "rounds": [1.0] * 5},
+            "vs_cli": {"apart": {"activemq_cli": rates, "client_like_cli": rates,
+                                 "ratio_to_cli": 1.0}}}
+    send = {"loop": rates, "client": rates, "ratio_spread": ratio,
+            "one_cpu": {**one, "ratio": {**ratio, "min": 0.96}}}
+    (run / "perf.json").write_text(json.dumps({
+        "kind": "perf-clients", "rule": "rule (declared before the run): ...", "rounds": 5,
+        "table": [{"client": "net-stomp", "size": 6, "count": 100000, "send": send,
+                   "recv": recv}]}))
+    (run / "run.json").write_text(json.dumps({"run_id": "p1", "status": "complete",
+                                              "git_commit": "abc123", "command": []}))
+    return run
+
+
+def test_a_perf_run_is_published_as_its_table_and_quoted_by_row(tmp_path):
+    import json
+
+    data = tmp_path / "data"
+    out = quoted.publish(_perf_run(tmp_path), data)
+    assert [p.name for p in out] == ["p1.json", "p1-perf-clients.json"]
+    table = json.loads(out[1].read_text())
+    assert table["target"] == 0.95 and "each" not in table["table"][0]["recv"]["one_cpu"]
+    assert "rounds" not in table["table"][0]["recv"]["tuned"]
+
+    def q(point, what):
+        return quoted.render_one(f"p1 perf:net-stomp/6/{point} {what}", data)
+
+    assert q("recv", "ratio") == "0.981 (0.940-1.010)"
+    assert q("recv", "interval") == "0.968-0.987"
+    assert q("recv", "verdict") == "within noise"
+    assert q("send", "verdict") == "holds"
+    assert q("recv", "kept") == "11 of 12"
+    assert (q("recv", "loop-us"), q("recv", "client-us")) == ("12.5", "12.7")
+    assert q("recv", "tuned") == "1.58 (1.50-1.61)"
+    assert (q("recv", "cli-apart"), q("recv", "vs-cli-apart")) == ("20,000 (18,000-21,000)",
+                                                                   "1.00")
+    for point, what, needle in (("recv", "speed", "no figure 'speed'"),
+                                ("send", "tuned", "no figure 'tuned'"),
+                                ("recv", "cli-together", "no figure"),
+                                ("size", "ratio", "no row net-stomp/6/size")):
+        with pytest.raises(quoted.QuoteError, match=needle):
+            q(point, what)

@@ -65,6 +65,7 @@ from burstbench.measure.perf.sizing import (
     one_cpu_counts,
 )
 from burstbench.measure.perf.stats import (  # noqa: F401
+    TARGET,
     lean,
     median_ci,
     one_cpu_summary,
@@ -261,6 +262,7 @@ def run(
     doc = {
         "kind": "perf-clients",
         "rule": rule(rounds, one_cpu_rounds),
+        "target": TARGET,
         "rounds": rounds,
         "warmup": warmup,
         "tuned": with_tuned,
