@@ -29,8 +29,12 @@ from burstbench.infra.procs import Child, Supervisor
 class Stack:
     """Everything one point runs on. ``with Stack(spec, point_dir, sup) as stack: ...``"""
 
-    def __init__(self, spec, point_dir: Path, sup: Supervisor, progress=None):
+    def __init__(self, spec, point_dir: Path, sup: Supervisor, progress=None,
+                 broker_limits: dict | None = None):
         self.spec = spec
+        # BrokerSpec fields every started broker takes instead of its defaults (./bench perf
+        # sizes heap and memory limits to its largest backlog)
+        self.broker_limits = broker_limits or {}
         self.dir = Path(point_dir)
         self.sup = sup
         self.progress = progress or (lambda msg: None)
@@ -210,7 +214,7 @@ class Stack:
                 ws_port=brokers.free_port(), data_dir=self.work / f"broker-{name}",
                 discovery_uri=(f"multicast://default?group=bb{tag}"
                                if spec.discovery == "multicast" else None),
-                tls=material, users=users)
+                tls=material, users=users, **self.broker_limits)
         if spec.broker_kind == "artemis":  # a cluster of every node: Artemis's own network
             secret = secrets.token_urlsafe(16)
             for name, bs in specs.items():

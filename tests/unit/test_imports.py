@@ -109,8 +109,9 @@ def test_plots_read_result_files_and_run_nothing():
 
 # the layers, lowest first: a module imports from its own layer and those below it only.
 # The base is what every layer reads (where things are, the option table, the client
-# registry, the profiles, the errors, the statistics); plots reads result files (above measure, whose
-# results module reads and writes them) and draws for the studies and faults above it.
+# registry, the profiles, the errors, the statistics); plots reads result files (above
+# measure, whose results module reads and writes them) and draws for the studies and faults
+# above it.
 LAYERS = (
     ("base", ("burstbench.paths", "burstbench.errors", "burstbench.options",
               "burstbench.clients", "burstbench.profiles", "burstbench.stats")),

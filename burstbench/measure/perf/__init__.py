@@ -38,6 +38,7 @@ from pathlib import Path
 from burstbench import clients
 from burstbench.infra import brokers
 from burstbench.infra.procs import Supervisor
+from burstbench.infra.stack import Stack
 from burstbench.measure import results
 from burstbench.measure.perf.cpu import CpuSampler, pin_threads, process_cpu_clock  # noqa: F401
 from burstbench.measure.perf.programs import (  # noqa: F401
@@ -98,6 +99,7 @@ from burstbench.measure.perf.windows import (  # noqa: F401
     send_timed_from_mark,
     skip_of,
 )
+from burstbench.measure.spec import PointSpec
 
 
 def tuned_of(r: clients.Resolved) -> clients.Resolved | None:
@@ -154,16 +156,14 @@ def run(
     table = []
     with tempfile.TemporaryDirectory(prefix="burstbench-perf-") as tmp:
         work = Path(tmp)
-        with Supervisor(run_dir.dir / "logs") as sup:
-            broker = brokers.start(
-                sup,
-                brokers.BrokerSpec(
-                    name="perf", heap=heap, queue_memory_limit=f"{queue_memory >> 20}mb",
-                    memory_limit=f"{(2 * queue_memory + (512 << 20)) >> 20}mb",
-                    optimized_dispatch=optimized_dispatch,
-                ),
-                work,
-            )
+        # the broker as every point has it (Stack: started, watched, stopped by PID), its
+        # heap and memory sized to the largest backlog
+        limits = {"heap": heap, "queue_memory_limit": f"{queue_memory >> 20}mb",
+                  "memory_limit": f"{(2 * queue_memory + (512 << 20)) >> 20}mb"}
+        with Supervisor(run_dir.dir / "logs") as sup, Stack(
+                PointSpec(optimized_dispatch=optimized_dispatch), run_dir.dir, sup,
+                broker_limits=limits) as stack:
+            broker = stack.brokers["a"]
             for r in resolved:
                 tuned = tuned_of(r) if with_tuned else None
                 for size in sizes:
