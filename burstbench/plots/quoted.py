@@ -38,7 +38,9 @@ the rendered Markdown does not see::
   ``client-us``, CPU µs a message (median); ``tuned``, the tuned entry's two-CPU rate over
   the stock client's, median (min-max) at two decimals; ``cli-apart``/``cli-together``
   ActiveMQ's command-line tool's rate, ``ours-apart``/``ours-together`` the stock JMS pair's
-  timed like it, ``vs-cli-apart``/``vs-cli-together`` ours over the CLI's at two decimals.
+  timed like it, ``vs-cli-apart``/``vs-cli-together`` ours over the CLI's at two decimals;
+  and POINT ``perf:all`` WHAT ``verdicts``, how many rows have each verdict (``12 holds, 12
+  within noise``).
 
 ``./bench docs render`` rewrites every marked figure from its source; ``./bench docs check``
 (and ``tests/unit/test_quoted_figures.py``) fails on any figure that differs from it, on a
@@ -212,6 +214,11 @@ def _perf(run: str, key: str, what: str, data: Path) -> str:
     doc = json.loads(f.read_text())
     rows = {f"{r['client']}/{r['size']}/{role}": r[role] for r in doc["table"]
             for role in ("send", "recv")}
+    if key == "all" and what == "verdicts":  # the run's tally, judged rows only
+        found = [stats.verdict(d["one_cpu"]["ratio"], doc["target"]) for d in rows.values()
+                 if "ratio" in (d.get("one_cpu") or {})]
+        return ", ".join(f"{found.count(v)} {v}" for v in ("holds", "within noise", "misses",
+                                                            "not judged") if found.count(v))
     d = rows.get(key)
     if d is None:
         raise QuoteError(f"run {run}'s perf table has no row {key} (has: {', '.join(rows)})")

@@ -224,6 +224,7 @@ def test_a_perf_run_is_published_as_its_table_and_quoted_by_row(tmp_path):
     assert q("recv", "verdict") == "within noise"
     assert q("send", "verdict") == "holds"
     assert q("recv", "kept") == "11 of 12"
+    assert quoted.render_one("p1 perf:all verdicts", data) == "1 holds, 1 within noise"
     assert (q("recv", "loop-us"), q("recv", "client-us")) == ("12.5", "12.7")
     assert q("recv", "tuned") == "1.58 (1.50-1.61)"
     assert (q("recv", "cli-apart"), q("recv", "vs-cli-apart")) == ("20,000 (18,000-21,000)",
