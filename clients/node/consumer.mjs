@@ -3,9 +3,11 @@
 
 import { crc32 } from 'node:zlib';
 import {
-  CONNECTING_AT_ONCE, connect, disconnect, eachLimited, emit, fail, flowControl, gate, hr,
-  hrToEpoch, nowNs, parseArgs, slotsOf, slotTicker, stdoutFlushed, wire, writeRecords,
+  CONNECTING_AT_ONCE, eachLimited, emit, fail, flowControl, gate, hr, hrToEpoch, nowNs,
+  parseArgs, slotsOf, slotTicker, stdoutFlushed, writeRecords,
 } from './common.mjs';
+import { connect, disconnect } from './connect.mjs';
+import { wire } from './wire.mjs';
 import { performance } from 'node:perf_hooks';
 
 const o = parseArgs('consumer', process.argv.slice(2));

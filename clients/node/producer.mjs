@@ -3,10 +3,11 @@
 
 import { crc32 } from 'node:zlib';
 import {
-  CONNECTING_AT_ONCE, connect, disconnect, drained, eachLimited, emit, fail, gate, hr, hrToEpoch,
-  immediate, NsLog, nowNs, parseArgs, sleep, SlotNsLog, slotsOf, slotTicker, stdoutFlushed,
-  wire, writeRecords as writeTsv,
+  CONNECTING_AT_ONCE, eachLimited, emit, fail, gate, hr, hrToEpoch, immediate, NsLog, nowNs,
+  parseArgs, sleep, SlotNsLog, slotsOf, slotTicker, stdoutFlushed, writeRecords as writeTsv,
 } from './common.mjs';
+import { connect, disconnect, drained } from './connect.mjs';
+import { wire } from './wire.mjs';
 
 const PACER = new Int32Array(new SharedArrayBuffer(4)); // Atomics.wait's cell, never woken
 

@@ -10,7 +10,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@stomp/stompjs';
-import { tlsFact, wire } from './common.mjs';
+import { tlsFact, wire } from './wire.mjs';
 
 wire.name = 'stompjs-tuned';
 

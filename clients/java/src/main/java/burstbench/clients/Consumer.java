@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.CRC32;
 
 import jakarta.jms.BytesMessage;
@@ -46,33 +45,33 @@ import org.apache.activemq.ActiveMQSession;
  * policy's queue prefetch. Records go to primitive arrays and are written at stop; the
  * body's CRC-32 is kept as an int, computed on arrival, the nonce as an index into the nonces
  * seen, both formatted at stop.
- * With --connections N > 1 the process holds N such consumers, each a slot ({@link Slots}).
+ * With --connections N > 1 the process holds N such consumers, each a slot ({@link ConsumerSlots}).
  *
  * {@link #connectionFactory()}, {@link #createSession}, {@link #headers} and {@link #body}
  * are the hooks a variant overrides.
  */
 public class Consumer {
-    static final Common.Program PROGRAM = Common.Program.stock("consumer");
+    static final Opts.Program PROGRAM = Opts.Program.stock("consumer");
 
-    protected final Common.Opts o;
+    protected final Opts o;
     /** JMS / ActiveMQ ack mode, or SESSION_TRANSACTED. */
     protected final int ackMode;
     private final int ackEvery;         // client mode: acknowledge at least every ceil(prefetch/2)
     private final boolean acks;         // a message asks something of the session: client modes, --tx-batch
     private final long target;          // stop after this many bench messages (0 = until stopped)
     private final CountDownLatch reached = new CountDownLatch(1);
-    private volatile Connection conn;
+    volatile Connection conn;
     private volatile Session session;
     private Thread ticker;
     private final AtomicBoolean failing = new AtomicBoolean();   // failed() acts once
     /** A slot of several (--connections N > 1): its group; null for the process's one connection. */
-    private Slots group;
+    ConsumerSlots group;
 
     // --- the listener's state (one session's calls, one at a time); the writers of the records
     // (finish, failed) hold 'this', one after the other, once no listener call can run
     private long received;              // bench messages: written by the listener, read by the ticker (RECEIVED)
     /** {@link #received}, written and read opaque: a progress count needs no fence (a volatile store is one a message). */
-    private static final VarHandle RECEIVED;
+    static final VarHandle RECEIVED;
     static {
         try {
             RECEIVED = MethodHandles.lookup().findVarHandle(Consumer.class, "received", long.class);
@@ -165,7 +164,7 @@ public class Consumer {
         }
     }
 
-    protected Consumer(Common.Opts o) {
+    protected Consumer(Opts o) {
         this.o = o;
         switch (o.txBatch > 0 ? "tx" : o.ack) {
             case "tx": ackMode = Session.SESSION_TRANSACTED; break;
@@ -177,7 +176,7 @@ public class Consumer {
         ackEvery = Math.max(1, (o.prefetch + 1) / 2);
         acks = o.txBatch > 0 || ackMode == Session.CLIENT_ACKNOWLEDGE || ackMode == ActiveMQSession.INDIVIDUAL_ACKNOWLEDGE;
         long want = o.gate ? 0 : (long) o.count * o.bursts;
-        target = o.slot > 0 ? 0 : want;   // slots stop together (Slots), none on its own
+        target = o.slot > 0 ? 0 : want;   // slots stop together (ConsumerSlots), none on its own
         int cap = o.records == null ? 0
             : o.slot > 0 ? o.slotCapacity(((want > 0 ? want : 1 << 16) + o.connections - 1) / o.connections)
             : (int) Math.min(target > 0 ? target : 1 << 16, 1 << 20);
@@ -191,18 +190,18 @@ public class Consumer {
         // 72-97 MB where the loop kept 96-121: 21-23 collections in a one-CPU drain the loop took
         // 16 for; now 19 (28955a4:docs/perf.md, "The JMS consumer's eden"). It did not move the bench's
         // receive rows.
-        if (cap > 0 && o.slot == 0) System.gc();   // (Slots collects once, after making every slot)
+        if (cap > 0 && o.slot == 0) System.gc();   // (ConsumerSlots collects once, after making every slot)
     }
 
     public static void main(String[] args) {
-        Common.Opts o = Common.parse("consumer", args, PROGRAM);
-        if (o.connections > 1) new Slots(o).run();
+        Opts o = Opts.parse("consumer", args, PROGRAM);
+        if (o.connections > 1) new ConsumerSlots(o).run();
         else new Consumer(o).run();
     }
 
     /** The connection factory; run() then sets the queue prefetch (--prefetch) on its prefetch policy. */
     protected ActiveMQConnectionFactory connectionFactory() {
-        return Common.factory(o);
+        return Connect.factory(o);
     }
 
     /** The one session every queue's consumer lives in. */
@@ -277,17 +276,17 @@ public class Consumer {
     }
 
     /** The variant's connection factory, with the queue prefetch (--prefetch) on its prefetch policy. */
-    private ActiveMQConnectionFactory factoryForRun() {
+    ActiveMQConnectionFactory factoryForRun() {
         ActiveMQConnectionFactory f = connectionFactory();
         f.getPrefetchPolicy().setQueuePrefetch(o.prefetch);
         return f;
     }
 
     /** Opens this consumer's connection and session, and a consumer with the listener per queue. */
-    private Connection connect(ActiveMQConnectionFactory f) throws JMSException {
+    Connection connect(ActiveMQConnectionFactory f) throws JMSException {
         Connection c = f.createConnection();
         conn = c;
-        Common.reconnectLines(c, o);
+        Failover.reconnectLines(c, o);
         c.setExceptionListener(e -> {
             if (group != null) group.failed(this, e);
             else failed(c, e);
@@ -302,13 +301,13 @@ public class Consumer {
         return c;
     }
 
-    private void ready() {
-        Common.emit("ready", o.id, "\"role\":\"consumer\"," + Common.nodelayJson(conn, o));
+    void ready() {
+        Common.emit("ready", o.id, "\"role\":\"consumer\"," + Connect.nodelayJson(conn, o));
     }
 
     protected final void run() {
         Common.installHook(this::finish);
-        Common.connectWithin(o, () -> connect(factoryForRun()));
+        Connect.connectWithin(o, () -> connect(factoryForRun()));
         ready();
         ticker = Common.ticker(o.id, "received", () -> (long) RECEIVED.getOpaque(this));
         try {
@@ -318,14 +317,14 @@ public class Consumer {
                 reached.await();   // with --count 0 only SIGTERM ends this
             }
         } catch (IOException | InterruptedException e) {
-            Common.die(1, "error: " + Common.describe(e));
+            Common.die(1, "error: " + Connect.describe(e));
             return;
         }
         Common.finishAndExit();
     }
 
     /** --gate: reads stdin until 'stop' or its end. */
-    private static void awaitStopLine() throws IOException {
+    static void awaitStopLine() throws IOException {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while ((line = in.readLine()) != null) {
@@ -347,12 +346,12 @@ public class Consumer {
         if (Common.closing || !failing.compareAndSet(false, true)) return;
         Thread t = new Thread(() -> {
             if (Common.running() && o.records != null) {
-                try { c.close(); } catch (JMSException x) { System.err.println("warning: close: " + Common.describe(x)); }
+                try { c.close(); } catch (JMSException x) { System.err.println("warning: close: " + Connect.describe(x)); }
                 synchronized (this) {
                     try { writeRecords(); } catch (RuntimeException w) { System.err.println("warning: " + w.getMessage()); }
                 }
             }
-            Common.connectionFailed(o, e);
+            Connect.connectionFailed(o, e);
         }, "bb-failed");
         t.start();
     }
@@ -370,7 +369,7 @@ public class Consumer {
             if (!bench(m, di, recvNs)) foreign++;
             if (acks) acknowledge(m);
         } catch (JMSException | RuntimeException e) {
-            Common.die(1, "error: receiving from " + o.url + " failed: " + Common.describe(e));
+            Common.die(1, "error: receiving from " + o.url + " failed: " + Connect.describe(e));
         }
         if (target > 0 && received >= target) reached.countDown();
     }
@@ -462,7 +461,7 @@ public class Consumer {
     }
 
     /** Halts delivery (after a listener call in progress) and acknowledges / commits what the session holds. */
-    private void quiesce() {
+    void quiesce() {
         try {
             conn.stop();   // waits for a listener call in progress; nothing more is delivered
             synchronized (this) {
@@ -475,16 +474,16 @@ public class Consumer {
                 lastUnacked = null;
             }
         } catch (JMSException e) {
-            throw new RuntimeException((o.txBatch > 0 ? "commit" : "acknowledge") + " at stop failed: " + Common.describe(e), e);
+            throw new RuntimeException((o.txBatch > 0 ? "commit" : "acknowledge") + " at stop failed: " + Connect.describe(e), e);
         }
     }
 
-    private void close() {
-        try { conn.close(); } catch (JMSException e) { System.err.println("warning: close: " + Common.describe(e)); }
+    void close() {
+        try { conn.close(); } catch (JMSException e) { System.err.println("warning: close: " + Connect.describe(e)); }
     }
 
     /** The done line: the process's last when {@code last}. */
-    private void done(boolean last) {
+    void done(boolean last) {
         String rest = "\"received\":" + received + ",\"foreign\":" + foreign + ",\"redelivered\":" + redelivered;
         if (last) Common.emitLast("done", o.id, rest);
         else Common.emit("done", o.id, rest);
@@ -506,7 +505,7 @@ public class Consumer {
         return s;
     }
 
-    private void writeRecords() {
+    void writeRecords() {
         try (Writer w = new BufferedWriter(new OutputStreamWriter(new FileOutputStream(o.records), StandardCharsets.UTF_8), 1 << 16)) {
             w.write("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\tnonce\tcrc32_header\tcrc32_body\n");
             String[] nonceFields = new String[nonces.names.size()];
@@ -530,130 +529,6 @@ public class Consumer {
             }
         } catch (IOException e) {
             throw new RuntimeException("cannot write records to " + o.records + ": " + e.getMessage(), e);
-        }
-    }
-
-    // ------------------------------------------------------------------ --connections N > 1
-
-    /**
-     * --connections N > 1: N consumers in one process, each a slot with its own connection
-     * (from one ConnectionFactory), session, listeners on every queue (competing consumers),
-     * acknowledgements, id, records and lines, as a JMS user opens several. The main thread
-     * connects the slots one after another (--connect-timeout each) and, without --gate,
-     * watches their total: each slot's listener path is one consumer's, with no count of the
-     * process in it.
-     */
-    private static final class Slots {
-        private final Common.Opts o;
-        private final Consumer[] slots;
-        private final long target;   // count x bursts for the slots together (0: until stopped)
-        private final AtomicBoolean failing = new AtomicBoolean();
-        private ActiveMQConnectionFactory factory;
-        private Thread ticker;
-
-        Slots(Common.Opts o) {
-            this.o = o;
-            target = o.gate ? 0 : (long) o.count * o.bursts;
-            slots = new Consumer[o.connections];
-            for (int i = 0; i < slots.length; i++) {
-                slots[i] = new Consumer(o.slot(i + 1));
-                slots[i].group = this;
-            }
-            if (o.records != null) System.gc();   // the records' arrays to the old generation, once (see the constructor)
-        }
-
-        void run() {
-            Common.installHook(this::finish);
-            for (Consumer c : slots) {
-                Common.connectWithin(c.o, () -> c.connect(factory()));
-                c.ready();
-            }
-            String[] ids = new String[slots.length];
-            for (int i = 0; i < slots.length; i++) ids[i] = slots[i].o.id;
-            ticker = Common.slotTicker(ids, "received", i -> (long) RECEIVED.getOpaque(slots[i]));
-            try {
-                if (o.gate) awaitStopLine();
-                else awaitTarget();
-            } catch (IOException | InterruptedException e) {
-                Common.die(1, "error: " + Common.describe(e));
-                return;
-            }
-            Common.finishAndExit();
-        }
-
-        /** The one factory every slot's connection comes from (made in the first slot's connect). */
-        private synchronized ActiveMQConnectionFactory factory() {
-            if (factory == null) factory = slots[0].factoryForRun();
-            return factory;
-        }
-
-        /** Until the slots together have received count x bursts (read every 10 ms); with --count 0 until SIGTERM. */
-        private void awaitTarget() throws InterruptedException {
-            if (target == 0) new CountDownLatch(1).await();
-            while (total() < target) Thread.sleep(10);
-        }
-
-        private void closeAll() {
-            Common.forEachSlot(slots.length, i -> {
-                if (slots[i].conn != null) slots[i].close();
-            });
-        }
-
-        private long total() {
-            long n = 0;
-            for (Consumer c : slots) n += (long) RECEIVED.getOpaque(c);
-            return n;
-        }
-
-        /**
-         * Stop (count reached, 'stop', end of input, SIGTERM): every slot halts delivery and
-         * acknowledges or commits what it holds, then disconnects (several slots at once), writes
-         * its records and prints done. A slot whose acknowledgement fails still lets the others
-         * write theirs (then exit 1).
-         */
-        private void finish() {
-            Common.stopTicker(ticker);
-            AtomicReference<RuntimeException> failed = new AtomicReference<>();
-            Common.forEachSlot(slots.length, i -> {
-                Consumer c = slots[i];
-                if (c.conn == null) return;
-                try {
-                    c.quiesce();
-                } catch (RuntimeException e) {
-                    failed.compareAndSet(null, new RuntimeException("slot " + c.o.id + ": " + e.getMessage(), e));
-                }
-            });
-            RuntimeException failure = failed.get();
-            Common.closing = true;
-            closeAll();
-            for (int i = 0; i < slots.length; i++) {
-                Consumer c = slots[i];
-                synchronized (c) {
-                    if (c.o.records != null) c.writeRecords();
-                    if (failure == null) c.done(i == slots.length - 1);
-                }
-            }
-            if (failure != null) throw failure;
-        }
-
-        /**
-         * A slot's connection dropped: every slot disconnects (no listener call runs after that)
-         * and writes its records, then exit 1 naming the slot. In a thread of its own: this runs
-         * in the connection's executor, which close() shuts down.
-         */
-        void failed(Consumer c, JMSException e) {
-            if (Common.closing || !failing.compareAndSet(false, true)) return;
-            new Thread(() -> Common.connectionFailed(c.o, e, this::closeAndWriteAll), "bb-failed").start();
-        }
-
-        private void closeAndWriteAll() {
-            closeAll();
-            for (Consumer c : slots) {
-                if (c.o.records == null) continue;
-                synchronized (c) {
-                    try { c.writeRecords(); } catch (RuntimeException w) { System.err.println("warning: " + w.getMessage()); }
-                }
-            }
         }
     }
 }

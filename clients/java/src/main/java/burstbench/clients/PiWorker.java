@@ -33,7 +33,7 @@ public final class PiWorker {
     private static final Pattern DIGITS = Pattern.compile("[0-9]{1,18}");
     private static final MathContext SIG17 = new MathContext(17);
 
-    private final Common.Opts o;
+    private final Opts o;
     private final String work, results;
     private final int threads, prefetch;
     private final AtomicLong chunks = new AtomicLong();
@@ -41,7 +41,7 @@ public final class PiWorker {
     private final CountDownLatch stop = new CountDownLatch(1);
     private volatile Connection conn;
 
-    private PiWorker(Common.Opts o, String work, String results, int threads, int prefetch) {
+    private PiWorker(Opts o, String work, String results, int threads, int prefetch) {
         this.o = o;
         this.work = work;
         this.results = results;
@@ -91,7 +91,7 @@ public final class PiWorker {
         for (String a : args) {
             if (a.equals("--version")) { Common.emitRaw(Common.versionJson()); System.exit(0); }
         }
-        Common.Opts o = new Common.Opts();
+        Opts o = new Opts();
         o.role = "pi-worker";
         o.id = "w1";
         String work = null, results = null;
@@ -175,7 +175,7 @@ public final class PiWorker {
             producer.send(r);
             chunks.incrementAndGet();
         } catch (JMSException e) {
-            if (!Common.closing) Common.die(1, "error: sending a result to " + results + " failed: " + Common.describe(e));
+            if (!Common.closing) Common.die(1, "error: sending a result to " + results + " failed: " + Connect.describe(e));
         }
     }
 
@@ -191,12 +191,12 @@ public final class PiWorker {
     public static void main(String[] args) throws Exception {
         PiWorker w = parse(args);
         Common.installHook(w::finish);
-        ActiveMQConnectionFactory f = Common.factory(w.o);
+        ActiveMQConnectionFactory f = Connect.factory(w.o);
         f.getPrefetchPolicy().setQueuePrefetch(w.prefetch);
-        w.conn = Common.connectWithin(w.o, () -> {
+        w.conn = Connect.connectWithin(w.o, () -> {
             Connection c = f.createConnection();
             c.setExceptionListener(e -> {
-                if (!Common.closing) Common.die(1, "error: lost connection to " + w.o.url + ": " + Common.describe(e));
+                if (!Common.closing) Common.die(1, "error: lost connection to " + w.o.url + ": " + Connect.describe(e));
             });
             c.start();
             for (int i = 0; i < w.threads; i++) w.subscribe(c);

@@ -45,9 +45,9 @@ import org.apache.activemq.AsyncCallback;
  * {@link #connectionFactory()} and {@link #message} are the hooks a variant overrides.
  */
 public class Producer {
-    static final Common.Program PROGRAM = Common.Program.stock("producer");
+    static final Opts.Program PROGRAM = Opts.Program.stock("producer");
 
-    protected final Common.Opts o;
+    protected final Opts o;
     private volatile Connection conn;
     /** The one session every message is created and sent in. */
     protected volatile Session session;
@@ -70,17 +70,17 @@ public class Producer {
     private volatile long burstStart;
     private long phaseNs;
 
-    protected Producer(Common.Opts o) { this.o = o; }
+    protected Producer(Opts o) { this.o = o; }
 
     public static void main(String[] args) {
-        Common.Opts o = Common.parse("producer", args, PROGRAM);
+        Opts o = Opts.parse("producer", args, PROGRAM);
         if (o.connections > 1) new Slots(o).run();
         else new Producer(o).run();
     }
 
     /** The connection factory; run() then adds --async-send (useAsyncSend). */
     protected ActiveMQConnectionFactory connectionFactory() {
-        return Common.factory(o);
+        return Connect.factory(o);
     }
 
     /**
@@ -119,10 +119,10 @@ public class Producer {
     private Connection connect(ActiveMQConnectionFactory f) throws JMSException {
         Connection c = f.createConnection();
         conn = c;
-        Common.reconnectLines(c, o);
+        Failover.reconnectLines(c, o);
         c.setExceptionListener(e -> {
             if (group != null) group.failed(this, e);
-            else Common.connectionFailed(o, e);
+            else Connect.connectionFailed(o, e);
         });
         boolean tx = o.txBatch > 0;
         Session s = c.createSession(tx, tx ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);
@@ -152,12 +152,12 @@ public class Producer {
             sentNs = new long[o.slot > 0 ? o.slotCapacity(want) : (int) Math.min(want, 1 << 20)];
             actualNs = new long[sentNs.length];
         }
-        Common.emit("ready", o.id, "\"role\":\"producer\"," + Common.nodelayJson(conn, o));
+        Common.emit("ready", o.id, "\"role\":\"producer\"," + Connect.nodelayJson(conn, o));
     }
 
     protected final void run() {
         Common.installHook(this::finish);
-        Common.connectWithin(o, () -> connect(factoryForRun()));
+        Connect.connectWithin(o, () -> connect(factoryForRun()));
         prepare();
         ticker = Common.ticker(o.id, "sent", () -> sent);
         try {
@@ -176,7 +176,7 @@ public class Producer {
             }
         } catch (JMSException | IOException | InterruptedException e) {
             inBurst = false;
-            Common.die(1, "error: send to " + o.url + " failed: " + Common.describe(e));
+            Common.die(1, "error: send to " + o.url + " failed: " + Connect.describe(e));
             return;
         }
         Common.finishAndExit();
@@ -283,9 +283,9 @@ public class Producer {
             try {
                 if (loopDone && session != null && pendingTx > 0) { session.commit(); pendingTx = 0; }
             } catch (JMSException e) {
-                throw new RuntimeException("commit failed: " + Common.describe(e), e);
+                throw new RuntimeException("commit failed: " + Connect.describe(e), e);
             }
-            try { conn.close(); } catch (JMSException e) { System.err.println("warning: close: " + Common.describe(e)); }
+            try { conn.close(); } catch (JMSException e) { System.err.println("warning: close: " + Connect.describe(e)); }
         }
     }
 
@@ -345,12 +345,12 @@ public class Producer {
      * each other.
      */
     private static final class Slots {
-        private final Common.Opts o;
+        private final Opts o;
         private final Producer[] slots;
         private ActiveMQConnectionFactory factory;
         private Thread ticker;
 
-        Slots(Common.Opts o) {
+        Slots(Opts o) {
             this.o = o;
             slots = new Producer[o.connections];
             for (int i = 0; i < slots.length; i++) {
@@ -364,7 +364,7 @@ public class Producer {
         void run() {
             Common.installHook(this::finish);
             for (Producer p : slots) {
-                Common.connectWithin(p.o, () -> p.connect(factory()));
+                Connect.connectWithin(p.o, () -> p.connect(factory()));
                 p.prepare();
             }
             String[] ids = new String[slots.length];
@@ -380,7 +380,7 @@ public class Producer {
                 if (o.gate) readOrders();
                 else for (int b = 0; b < o.bursts && Common.running(); b++) burst(b);
             } catch (IOException | InterruptedException e) {
-                Common.die(1, "error: " + Common.describe(e));
+                Common.die(1, "error: " + Connect.describe(e));
                 return;
             }
             for (Producer p : slots) p.orders.add(new Order(-1, 0, null));
@@ -439,12 +439,12 @@ public class Producer {
 
         /** A slot's connection dropped: every slot writes its records, then exit 1 naming it. */
         void failed(Producer p, JMSException e) {
-            Common.connectionFailed(p.o, e, this::writeAll);
+            Connect.connectionFailed(p.o, e, this::writeAll);
         }
 
         /** A slot's send failed: the same. */
         void failed(Producer p, String what, Exception e) {
-            Common.dieAfter(1, Common.errorOf(p.o) + what + ": " + Common.describe(e), this::writeAll);
+            Common.dieAfter(1, Connect.errorOf(p.o) + what + ": " + Connect.describe(e), this::writeAll);
         }
 
         private void writeAll() {

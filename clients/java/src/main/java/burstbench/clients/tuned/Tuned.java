@@ -5,6 +5,8 @@ import java.util.List;
 import org.apache.activemq.ActiveMQConnectionFactory;
 
 import burstbench.clients.Common;
+import burstbench.clients.Connect;
+import burstbench.clients.Opts;
 
 /**
  * What the tuned producer and consumer (client {@code openwire-jms-tuned}) share: their name,
@@ -17,7 +19,7 @@ final class Tuned {
     static final String CLIENT = "openwire-jms-tuned";
     static final String FLUSH_EACH = "flush-each";
 
-    static Common.Program program(String role, Class<?> main) {
+    static Opts.Program program(String role, Class<?> main) {
         boolean p = role.equals("producer");
         String[] flushEach = p
             ? new String[] {FLUSH_EACH, "p", "write every command to the socket at once, as activemq-client"
@@ -26,14 +28,14 @@ final class Tuned {
             : new String[] {FLUSH_EACH, "c", "write every command to the socket at once, as activemq-client"
                 + " does (default on tcp:// with auto/dups-ok: an ack may wait for the next write while the"
                 + " next message is already here: at most 32, 4 KiB)"};
-        return new Common.Program(CLIENT, main.getName(), List.<String[]>of(flushEach));
+        return new Opts.Program(CLIENT, main.getName(), List.<String[]>of(flushEach));
     }
 
     /**
      * --connections N > 1 is the stock client's: the held writes watch one session and one
      * producer (HeldWritesTcp's state is the process's), so a tuned process holds one connection.
      */
-    static Common.Opts oneConnection(Common.Opts o) {
+    static Opts oneConnection(Opts o) {
         if (o.connections > 1) {
             Common.usage("--connections " + o.connections + ": " + CLIENT
                 + " holds one connection per process (openwire-jms holds several)");
@@ -47,13 +49,13 @@ final class Tuned {
      * watching (no temporary destinations here), and with {@code hold} a plain tcp:// URL goes
      * through {@link HeldWritesTcp}.
      */
-    static ActiveMQConnectionFactory factory(Common.Opts o, boolean hold) {
-        String url = Common.connectUrl(o);
-        if (!o.failover() && !Common.hasParam(url, "wireFormat.tightEncodingEnabled")) {
-            url = Common.addParam(url, "wireFormat.tightEncodingEnabled=false");
+    static ActiveMQConnectionFactory factory(Opts o, boolean hold) {
+        String url = Connect.connectUrl(o);
+        if (!o.failover() && !Connect.hasParam(url, "wireFormat.tightEncodingEnabled")) {
+            url = Connect.addParam(url, "wireFormat.tightEncodingEnabled=false");
         }
         if (hold && url.startsWith("tcp://")) url = HeldWritesTcp.scheme() + url.substring(3);
-        ActiveMQConnectionFactory f = Common.factory(o, url);
+        ActiveMQConnectionFactory f = Connect.factory(o, url);
         f.setWatchTopicAdvisories(false);
         return f;
     }

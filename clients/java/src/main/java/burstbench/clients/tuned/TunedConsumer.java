@@ -15,6 +15,7 @@ import org.apache.activemq.command.ActiveMQMessage;
 import org.apache.activemq.util.ByteSequence;
 
 import burstbench.clients.Common;
+import burstbench.clients.Opts;
 import burstbench.clients.Consumer;
 
 /**
@@ -33,10 +34,10 @@ public final class TunedConsumer extends Consumer {
     private final FastProperties fast = new FastProperties();
     private boolean hold;
 
-    private TunedConsumer(Common.Opts o) { super(o); }
+    private TunedConsumer(Opts o) { super(o); }
 
     public static void main(String[] args) {
-        new TunedConsumer(Tuned.oneConnection(Common.parse("consumer", args, Tuned.program("consumer", TunedConsumer.class)))).run();
+        new TunedConsumer(Tuned.oneConnection(Opts.parse("consumer", args, Tuned.program("consumer", TunedConsumer.class)))).run();
     }
 
     @Override

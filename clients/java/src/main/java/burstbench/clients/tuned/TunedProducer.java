@@ -11,6 +11,7 @@ import org.apache.activemq.command.ActiveMQBytesMessage;
 import org.apache.activemq.util.ByteSequence;
 
 import burstbench.clients.Common;
+import burstbench.clients.Opts;
 import burstbench.clients.Producer;
 
 /**
@@ -27,10 +28,10 @@ public final class TunedProducer extends Producer {
     private int propsBurst = -1;
     private byte[] template;
 
-    private TunedProducer(Common.Opts o) { super(o); }
+    private TunedProducer(Opts o) { super(o); }
 
     public static void main(String[] args) {
-        Common.Opts o = Tuned.oneConnection(Common.parse("producer", args, Tuned.program("producer", TunedProducer.class)));
+        Opts o = Tuned.oneConnection(Opts.parse("producer", args, Tuned.program("producer", TunedProducer.class)));
         MarshalledProperties.check();
         new TunedProducer(o).run();
     }
