@@ -318,7 +318,8 @@ def publish(run_dir: Path, data: Path = DATA, partial: bool = False) -> list[Pat
                          "from a clean commit")
     data.mkdir(parents=True, exist_ok=True)
     out = []
-    if (run_dir / "summary.csv").exists():  # a perf run has its table instead (below)
+    # a perf run's summary.csv holds no point (its figures are its table, below)
+    if (run_dir / "summary.csv").exists() and not (run_dir / "perf.json").exists():
         out.append(data / f"{run_id}.csv")
         shutil.copyfile(run_dir / "summary.csv", out[-1])
     keep = {k: manifest[k] for k in ("run_id", "command", "status", "started", "finished",
