@@ -6,7 +6,7 @@ import { Client } from '@stomp/stompjs';
 import { TCPWrapper } from '@stomp/tcp-wrapper';
 import WebSocket from 'ws';
 import { emit, fail, nowNs, sleep } from './common.mjs';
-import { wire } from './wire.mjs';
+import { noteTlsProtocol, wire } from './wire.mjs';
 
 /** @stomp/tcp-wrapper whose getSocket() (its documented override) is wire.tcpSocket(). */
 function tcpWrapper(ep, secure) {
@@ -35,7 +35,7 @@ class ActiveMQWebSocket {
     const ws = new WebSocket(url, protocols, options);
     this.ws = ws;
     // ws's 'upgrade' event: the HTTP response, on the (TLS) socket the WebSocket will use
-    ws.on('upgrade', (res) => { if (res.socket.getProtocol) tlsProtocol = res.socket.getProtocol(); });
+    ws.on('upgrade', (res) => { if (res.socket.getProtocol) noteTlsProtocol(res.socket.getProtocol()); });
     this.onopen = this.onclose = this.onerror = this.onmessage = null;
     ws.onopen = (evt) => this.onopen?.(evt);
     ws.onclose = (evt) => this.onclose?.(evt);

@@ -8,6 +8,10 @@ import tls from 'node:tls';
 // the TLS version the connection negotiated (tls.TLSSocket getProtocol(): "TLSv1.3"), for the
 // ready line; null over plain TCP
 let tlsProtocol = null;
+/** What connect.mjs read from a WebSocket's TLS socket (the TCP path's is read here). */
+export function noteTlsProtocol(protocol) {
+  tlsProtocol = protocol;
+}
 export function tlsFact() {
   return tlsProtocol ? { tls: tlsProtocol } : {};
 }

@@ -1,7 +1,8 @@
 // Minimal stompjs receive loop: node node-recv.mjs URL QUEUE COUNT [SKIP] (ws:// or stomp:// / tcp://)
 // (mark_ns: when message SKIP, counted from 0, arrived: the end of the warm-up; at_ns: when
 // messages 0, EVERY, 2 EVERY... arrived, so that the harness can count what arrived in a span)
-// Public API only, with the stock client's transports and options (clients/node/common.mjs):
+// Public API only, with the stock client's transports and options (clients/node/connect.mjs,
+// wire.mjs):
 // ws with perMessageDeflate off, or @stomp/tcp-wrapper as it comes; no reconnect, no
 // heart-beats; ack auto and activemq.prefetchSize 1000, the stock consumer's defaults.
 import { Client } from '../../clients/node/node_modules/@stomp/stompjs/esm6/index.js';

@@ -1,6 +1,7 @@
 // Minimal stompjs send loop: node node-send.mjs URL QUEUE COUNT SIZE [SKIP] (ws:// or stomp:// / tcp://)
 // (mark_ns: when message SKIP, counted from 0, was handed to publish())
-// Public API only, with the stock client's transports and options (clients/node/common.mjs):
+// Public API only, with the stock client's transports and options (clients/node/connect.mjs,
+// wire.mjs):
 // ws with perMessageDeflate off, or @stomp/tcp-wrapper as it comes; no reconnect, no
 // heart-beats; the receipt on the last message ends the send.
 import { Client } from '../../clients/node/node_modules/@stomp/stompjs/esm6/index.js';

@@ -85,8 +85,8 @@ public final class ListenerCost {
         wf.setTightEncodingEnabled(false);
 
         Class<?> cc = Class.forName("burstbench.clients.Consumer");
-        Class<?> common = Class.forName("burstbench.clients.Common");
-        Class<?> program = Class.forName("burstbench.clients.Common$Program");
+        Class<?> opts = Class.forName("burstbench.clients.Opts");
+        Class<?> program = Class.forName("burstbench.clients.Opts$Program");
         MethodHandles.Lookup cl = MethodHandles.privateLookupIn(cc, MethodHandles.lookup());
         Object stock = MethodHandles.privateLookupIn(program, MethodHandles.lookup())
                 .findStatic(program, "stock", MethodType.methodType(program, String.class)).invoke("consumer");
@@ -94,7 +94,7 @@ public final class ListenerCost {
         rec.deleteOnExit();
         String[] args = {"--url", "tcp://127.0.0.1:1", "--id", "c1", "--destinations", "bb-q0",
                          "--count", Long.toString((long) n * rounds), "--records", rec.getPath()};
-        Object o = common.getMethod("parse", String.class, String[].class, program).invoke(null, "consumer", args, stock);
+        Object o = opts.getMethod("parse", String.class, String[].class, program).invoke(null, "consumer", args, stock);
         Object consumer = cl.findConstructor(cc, MethodType.methodType(void.class, o.getClass())).invoke(o);
         onMessage = cl.findVirtual(cc, "onMessage", MethodType.methodType(void.class, Message.class, int.class))
                 .asType(MethodType.methodType(void.class, Object.class, Message.class, int.class));
