@@ -83,6 +83,13 @@ def rows_of(run: str, data: Path = DATA) -> dict[str, dict]:
         return {r["point"]: r for r in csv.DictReader(fh)}
 
 
+@cache
+def published(f: Path) -> dict:
+    """A published run's JSON beside its summary (find-max, runtimes, chaos, perf table), read
+    once for all the markers that quote it."""
+    return json.loads(f.read_text())
+
+
 def _raw(run: str, point: str, column: str, data: Path) -> str:
     rows = rows_of(run, data)
     if point not in rows:
@@ -139,7 +146,7 @@ def render_one(spec: str, data: Path = DATA, runs: dict[str, str] | None = None)
         f = data / f"{run}-find-max.json"
         if not f.exists():
             raise QuoteError(f"run {run} has no published find-max.json ({f})")
-        verdict = json.loads(f.read_text()).get(point)
+        verdict = published(f).get(point)
         if not verdict or not verdict.get("max_sustainable_msgs_per_s"):
             raise QuoteError(f"run {run} has no maximum sustainable rate for {point}")
         return sig(float(verdict["max_sustainable_msgs_per_s"]), 3)
@@ -164,7 +171,7 @@ def _runtimes(run: str, key: str, what: str, data: Path) -> str:
     f = data / f"{run}-runtimes.json"
     if not f.exists():
         raise QuoteError(f"run {run} has no published runtimes study ({f})")
-    rows = {"/".join(map(str, r["key"])): r for r in json.loads(f.read_text())["summary"]}
+    rows = {"/".join(map(str, r["key"])): r for r in published(f)["summary"]}
     row = rows.get(key)
     if row is None:
         raise QuoteError(f"run {run}'s runtimes study has no row {key} (has: "
@@ -189,7 +196,7 @@ def _chaos(run: str, key: str, what: str, data: Path) -> str:
     f = data / f"{run}-chaos.json"
     if not f.exists():
         raise QuoteError(f"run {run} has no published chaos results ({f})")
-    found = {f"{r['scenario']}/{r['client']}": r for r in json.loads(f.read_text())["results"]}
+    found = {f"{r['scenario']}/{r['client']}": r for r in published(f)["results"]}
     r = found.get(key)
     if r is None:
         raise QuoteError(f"run {run} has no chaos result {key} (has: {', '.join(found)})")
@@ -211,7 +218,7 @@ def _perf(run: str, key: str, what: str, data: Path) -> str:
     f = data / f"{run}-perf-clients.json"
     if not f.exists():
         raise QuoteError(f"run {run} has no published perf table ({f})")
-    doc = json.loads(f.read_text())
+    doc = published(f)
     rows = {f"{r['client']}/{r['size']}/{role}": r[role] for r in doc["table"]
             for role in ("send", "recv")}
     if key == "all" and what == "verdicts":  # the run's tally, judged rows only
@@ -354,6 +361,7 @@ def publish(run_dir: Path, data: Path = DATA, partial: bool = False) -> list[Pat
         out[-1].write_text(json.dumps(perf_table(json.loads((run_dir / "perf.json")
                                                             .read_text())), indent=2) + "\n")
     rows_of.cache_clear()
+    published.cache_clear()
     return out
 
 
