@@ -121,6 +121,9 @@ SUMMARY_COLUMNS = [
     "connect.broker_rss_kib_per_connection",
     "connect.broker_threads_per_connection",
     "connect_timeout",
+    # appended: where a paced point's time goes at p99 (burstbench/measure/sustained.py _hops)
+    "sustained.hops_ms.producer_late.p99",
+    "sustained.hops_ms.handed_over_to_received.p99",
 ]
 
 
