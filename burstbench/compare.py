@@ -85,6 +85,7 @@ def compare(run_a, run_b, threshold: float, out=None, calibrated: bool = False) 
         )
         return 2
     regressions = 0
+    apart = []
     print(
         f"{'point':<48}{'A ' + unit:>11}{'B ' + unit:>11}{'B/A':>7}  {'A p99':>8}"
         f"{'B p99':>8}  verdict",
@@ -103,6 +104,7 @@ def compare(run_a, run_b, threshold: float, out=None, calibrated: bool = False) 
             )
             continue
         ratio = rb / ra
+        apart.append((ra, rb))
         overlap = stats.overlap(*({"min": _t(p, "recv_min"), "max": _t(p, "recv_max")}
                                   for p in (pa, pb)))
         verdict = "same (ranges overlap)" if overlap else ("faster" if ratio > 1 else "slower")
@@ -122,6 +124,10 @@ def compare(run_a, run_b, threshold: float, out=None, calibrated: bool = False) 
     only = sorted(set(a) ^ set(b))
     if only:
         print(f"points in only one run: {', '.join(only)}", file=out)
+    drift = stats.median_abs_log_ratio(apart)
+    if drift is not None:
+        print(f"median |ln(B/A)| over the {len(apart)} comparable points: {drift:.3f}"
+              + (" (calibrated)" if calibrated else ""), file=out)
     print(f"{len(common)} points compared, {regressions} regression(s)", file=out)
     return 1 if regressions else 0
 

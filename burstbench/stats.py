@@ -67,3 +67,10 @@ def verdict(ratios: dict, target: float) -> str:
     if ratios["max"] < target:
         return "misses"
     return "within noise"
+
+
+def median_abs_log_ratio(pairs: list[tuple[float, float]]) -> float | None:
+    """How far two runs lie apart over their common points: the median of |ln(b / a)| over
+    the (a, b) pairs with both figures positive (0.10 is about 10% either way), or None."""
+    logs = [abs(math.log(b / a)) for a, b in pairs if a and b and a > 0 and b > 0]
+    return statistics.median(logs) if logs else None

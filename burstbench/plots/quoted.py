@@ -29,6 +29,15 @@ the rendered Markdown does not see::
   ``chaos.json``, published beside it): ``cell``, the reliability table's ``lost /
   duplicates / recovery s``; or one of ``sent``, ``lost``, ``duplicates``, ``redelivered``,
   ``recovery``;
+- for the whole run (POINT ``run``, from its manifest): ``wall``, how long it took;
+  ``calibration``, its reference's receive rate with min-max; ``held=PREFIX``, how many of
+  the points whose id starts with PREFIX held (``10 of 10``); ``drift=OTHER`` (or
+  ``drift=OTHER:calibrated``), the median |ln(B/A)| of the receive rates of the points both
+  runs measured, as ``./bench compare RUN OTHER [--calibrated]`` prints it, with how many;
+- for a soak (POINT ``soak:all``, from the run's ``soak.json`` published beside it as
+  ``<run>-soak.json``, without its timeline; its chart becomes ``docs/soak.png``): one of
+  ``sent``, ``received``, ``lost``, ``duplicates``, ``redelivered``; POINT ``soak:fault/N``
+  (the Nth fault): ``at`` (s), ``what`` (kind and target), ``recovery`` (s), ``duplicates``;
 - for a row of ``./bench perf clients`` (POINT ``perf:CLIENT/SIZE/ROLE``, ROLE ``send`` or
   ``recv``, from the run's ``perf.json``, published beside it as ``<run>-perf-clients.json``):
   ``ratio``, the one-CPU loop / client median with its min-max over the rounds at three
@@ -142,6 +151,10 @@ def render_one(spec: str, data: Path = DATA, runs: dict[str, str] | None = None)
         return _chaos(run, point.removeprefix("chaos:"), what, data)
     if point.startswith("perf:"):
         return _perf(run, point.removeprefix("perf:"), what, data)
+    if point == "run":
+        return _run(run, what, data)
+    if point.startswith("soak:"):
+        return _soak(run, point.removeprefix("soak:"), what, data)
     if what == "findmax":
         f = data / f"{run}-find-max.json"
         if not f.exists():
@@ -189,7 +202,84 @@ def _runtimes(run: str, key: str, what: str, data: Path) -> str:
     return with_spread(s["median"], s["min"], s["max"])
 
 
+def _manifest(run: str, data: Path) -> dict:
+    f = data / f"{run}.json"
+    if not f.exists():
+        raise QuoteError(f"no published run {run} ({f} is missing: ./bench docs publish {run})")
+    return published(f)
+
+
+def _run(run: str, what: str, data: Path) -> str:
+    """A figure of the whole run: ``wall``, ``calibration``, or ``drift=OTHER`` (with
+    ``:calibrated``), how far OTHER lies from it as ``./bench compare`` prints it."""
+    man = _manifest(run, data)
+    if what == "wall":
+        from datetime import datetime
+        took = (datetime.fromisoformat(man["finished"])
+                - datetime.fromisoformat(man["started"])).total_seconds()
+        m, sec = divmod(round(took), 60)
+        return f"{m} min {sec} s" if m < 60 else f"{m // 60} h {m % 60} min"
+    ref = ((man.get("calibration") or {}).get("reference")) or None
+    if what == "calibration":
+        if not ref:
+            raise QuoteError(f"run {run} has no calibration reference")
+        return with_spread(ref["recv_msgs_per_s"], ref["min"], ref["max"])
+    if what.startswith("held="):  # how many of the points named PREFIX... held
+        prefix = what.removeprefix("held=")
+        rows = [r for k, r in rows_of(run, data).items() if k.startswith(prefix)]
+        if not rows:
+            raise QuoteError(f"run {run} has no point {prefix}...")
+        return f"{sum(r['status'] == 'ok' for r in rows)} of {len(rows)}"
+    if what.startswith("drift="):
+        other, _, how = what.removeprefix("drift=").partition(":")
+        a, b = rows_of(run, data), rows_of(other, data)
+        col = SPREAD["recv"][0]
+        pairs = [(float(a[k][col]), float(b[k][col])) for k in a if k in b
+                 and a[k]["status"] == b[k]["status"] == "ok" and a[k][col] and b[k][col]]
+        if how == "calibrated":
+            ref_b = (_manifest(other, data).get("calibration") or {}).get("reference")
+            if not ref or not ref_b:
+                raise QuoteError(f"runs {run} and {other}: both need a calibration reference")
+            pairs = [(x / ref["recv_msgs_per_s"], y / ref_b["recv_msgs_per_s"])
+                     for x, y in pairs]
+        elif how:
+            raise QuoteError(f"drift={other}:{how}: only ':calibrated' follows the run")
+        drift = stats.median_abs_log_ratio(pairs)
+        if drift is None:
+            raise QuoteError(f"runs {run} and {other} have no point in common")
+        return f"{drift:.3f} over {len(pairs)} points"
+    raise QuoteError(f"run {run}: no figure {what!r} (wall, calibration, held=PREFIX, "
+                     "drift=OTHER, drift=OTHER:calibrated)")
+
+
 CHAOS_COUNTS = ("sent", "lost", "duplicates", "redelivered")
+
+
+def _soak(run: str, key: str, what: str, data: Path) -> str:
+    """``soak:all`` with a tally count, or ``soak:fault/N`` (N from 1) with ``at``, ``what``,
+    ``recovery`` or ``duplicates``."""
+    f = data / f"{run}-soak.json"
+    if not f.exists():
+        raise QuoteError(f"run {run} has no published soak ({f})")
+    doc = published(f)
+    if doc["status"] != "ok" or not doc.get("tally"):
+        raise QuoteError(f"run {run}'s soak is {doc['status']!r}: no figure")
+    if key == "all" and what in (*CHAOS_COUNTS, "received"):
+        return f"{doc['tally'][what]:,}"
+    faults = doc["faults"]
+    n = key.removeprefix("fault/")
+    if not n.isdigit() or not 1 <= int(n) <= len(faults):
+        raise QuoteError(f"run {run}'s soak has no {key!r} (all, fault/1 to fault/{len(faults)})")
+    fault = faults[int(n) - 1]
+    if what == "at":
+        return f"{fault['at_s']:.0f}"
+    if what == "what":
+        return f"{fault['kind']} {fault['target']}".strip()
+    if what == "recovery":
+        return "-" if fault["recovery_s"] is None else f"{fault['recovery_s']:.2f}"
+    if what == "duplicates":
+        return f"{fault['duplicates']:,}"
+    raise QuoteError(f"soak {key}: no figure {what!r} (at, what, recovery, duplicates)")
 
 
 def _chaos(run: str, key: str, what: str, data: Path) -> str:
@@ -356,6 +446,20 @@ def publish(run_dir: Path, data: Path = DATA, partial: bool = False) -> list[Pat
         out.append(data / f"{run_id}-chaos.json")
         out[-1].write_text(json.dumps({"rule": chaos.get("rule"), "results": results},
                                       indent=2) + "\n")
+    if (run_dir / "soak.json").exists():  # its tally, faults and notes; not the timeline
+        soak = json.loads((run_dir / "soak.json").read_text())
+        r = soak["result"]
+        faults = [{k: f.get(k) for k in ("at_s", "kind", "target", "hold_s", "recovery_s",
+                                         "duplicates", "detail")}
+                  for f in (r.get("fault") or {}).get("faults", [])]
+        out.append(data / f"{run_id}-soak.json")
+        out[-1].write_text(json.dumps({
+            "spec": soak.get("spec"), "rule": soak.get("rule"), "status": r.get("status"),
+            "reason": r.get("reason"), "tally": r.get("tally"), "faults": faults,
+            "store_after": (r.get("fault") or {}).get("store_after"),
+            "notes": r.get("notes")}, indent=2) + "\n")
+        if (run_dir / "soak.png").exists():  # the page shows this run's chart
+            shutil.copyfile(run_dir / "soak.png", data.parent / "soak.png")
     if (run_dir / "perf.json").exists():  # the table's figures, not each round's record
         out.append(data / f"{run_id}-perf-clients.json")
         out[-1].write_text(json.dumps(perf_table(json.loads((run_dir / "perf.json")

@@ -236,3 +236,60 @@ def test_a_perf_run_is_published_as_its_table_and_quoted_by_row(tmp_path):
                                 ("size", "ratio", "no row net-stomp/6/size")):
         with pytest.raises(quoted.QuoteError, match=needle):
             q(point, what)
+
+
+def test_a_run_is_quoted_by_its_wall_time_reference_and_drift_from_another(tmp_path):
+    import json
+
+    data = _summary(tmp_path, ROWS)
+    later = [{**ROWS[0], "throughput.recv_msgs_per_s": 2 * 18108.4},
+             {**ROWS[1], "throughput.recv_msgs_per_s": 1.5 * 12069}, ROWS[2]]
+    with (data / "r2.csv").open("w", newline="") as fh:
+        w = csv.DictWriter(fh, list(later[0]))
+        w.writeheader()
+        w.writerows(later)
+    for run, ref, end in (("r1", 1000, "12:11:18"), ("r2", 2000, "14:00:00")):
+        (data / f"{run}.json").write_text(json.dumps({
+            "started": "2026-12-04T12:00:00+00:00", "finished": f"2026-12-04T{end}+00:00",
+            "calibration": {"reference": {"recv_msgs_per_s": ref, "min": ref * 0.8,
+                                          "max": ref * 1.2}}}))
+    assert quoted.render_one("r1 run wall", data) == "11 min 18 s"
+    assert quoted.render_one("r2 run wall", data) == "2 h 0 min"
+    assert quoted.render_one("r1 run calibration", data) == "1,000 (800-1,200)"
+    assert quoted.render_one("r1 run held=", data) == "2 of 3"  # c failed
+    # a: ln 2, b: ln 1.5, the failed point c left out; calibrated a: 0, b: ln 0.75
+    assert quoted.render_one("r1 run drift=r2", data) == "0.549 over 2 points"
+    assert quoted.render_one("r1 run drift=r2:calibrated", data) == "0.144 over 2 points"
+    with pytest.raises(quoted.QuoteError, match="no figure 'speed'"):
+        quoted.render_one("r1 run speed", data)
+
+
+def test_a_soak_is_published_without_its_timeline_and_quoted_by_fault(tmp_path):
+    import json
+
+    run = tmp_path / "s1"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"run_id": "s1", "status": "complete",
+                                              "git_commit": "abc123"}))
+    tally = {"sent": 635000, "received": 635000, "lost": 0, "duplicates": 1927,
+             "redelivered": 59}
+    faults = [{"at_s": 75.3, "kind": "broker-kill", "target": "b", "recovery_s": 2.191,
+               "duplicates": 115, "detail": {"down_s": 2.0}, "t_ns": 1},
+              {"at_s": 178.0, "kind": "link-cut", "target": "", "recovery_s": None,
+               "duplicates": 0, "detail": {}, "t_ns": 2}]
+    (run / "soak.json").write_text(json.dumps({"spec": {"seed": 42}, "rule": "r", "result": {
+        "status": "ok", "tally": tally, "notes": ["store at the end"],
+        "fault": {"faults": faults, "stats": [{"event": "stats"}] * 3, "store_after": {}}}}))
+    (run / "soak.png").write_bytes(b"png")
+    (data := tmp_path / "docs" / "data").mkdir(parents=True)
+    out = quoted.publish(run, data)
+    doc = json.loads((data / "s1-soak.json").read_text())
+    assert data / "s1-soak.json" in out and "stats" not in json.dumps(doc)  # no timeline
+    assert (tmp_path / "docs" / "soak.png").read_bytes() == b"png"
+    assert quoted.render_one("s1 soak:all sent", data) == "635,000"
+    assert quoted.render_one("s1 soak:fault/1 what", data) == "broker-kill b"
+    assert quoted.render_one("s1 soak:fault/1 recovery", data) == "2.19"
+    assert quoted.render_one("s1 soak:fault/2 recovery", data) == "-"
+    assert quoted.render_one("s1 soak:fault/1 at", data) == "75"
+    with pytest.raises(quoted.QuoteError, match="no 'fault/3'"):
+        quoted.render_one("s1 soak:fault/3 at", data)

@@ -100,6 +100,7 @@ def test_compare_flags_a_regression_beyond_the_spread(tmp_path, capsys):
     assert compare.compare(a.dir, b.dir, threshold=10) == 1
     out = capsys.readouterr().out
     assert "REGRESSION" in out and "0.50" in out
+    assert "comparable points: 0.693" in out  # how far apart: |ln 0.5|, each point halved
     assert compare.compare(b.dir, a.dir, threshold=10) == 0  # faster is not a regression
 
 
