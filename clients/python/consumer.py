@@ -13,7 +13,6 @@ from array import array
 import stomp
 from common import (
     Listener,
-    Reconnector,
     SlotTicker,
     Stop,
     Ticker,
@@ -31,6 +30,7 @@ from common import (
     stdin_commands,
     tcp_nodelay,
 )
+from failover import Reconnector
 
 # bytes: a body up to this size is kept as stomp.py made it (keeping it copies nothing). A larger
 # one is copied into one store sized and touched before the consumer is ready (for --count x

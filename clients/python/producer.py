@@ -12,7 +12,6 @@ from itertools import chain
 
 import stomp
 from common import (
-    Reconnector,
     SlotTicker,
     Stop,
     Ticker,
@@ -30,6 +29,7 @@ from common import (
     stdin_commands,
     tcp_nodelay,
 )
+from failover import Reconnector
 
 
 def bursts_asked(args):
