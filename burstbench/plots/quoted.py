@@ -64,6 +64,7 @@ import math
 import re
 import shutil
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 
@@ -210,11 +211,11 @@ def _manifest(run: str, data: Path) -> dict:
 
 
 def _run(run: str, what: str, data: Path) -> str:
-    """A figure of the whole run: ``wall``, ``calibration``, or ``drift=OTHER`` (with
-    ``:calibrated``), how far OTHER lies from it as ``./bench compare`` prints it."""
+    """A figure of the whole run: ``wall``, ``calibration``, ``held=PREFIX``, or
+    ``drift=OTHER`` (with ``:calibrated``), how far OTHER lies from it as ``./bench compare``
+    prints it."""
     man = _manifest(run, data)
     if what == "wall":
-        from datetime import datetime
         took = (datetime.fromisoformat(man["finished"])
                 - datetime.fromisoformat(man["started"])).total_seconds()
         m, sec = divmod(round(took), 60)
@@ -455,11 +456,15 @@ def publish(run_dir: Path, data: Path = DATA, partial: bool = False) -> list[Pat
         out.append(data / f"{run_id}-soak.json")
         out[-1].write_text(json.dumps({
             "spec": soak.get("spec"), "rule": soak.get("rule"), "status": r.get("status"),
-            "reason": r.get("reason"), "tally": r.get("tally"), "faults": faults,
+            "reason": r.get("reason"), "faults": faults,
+            # the counts, not the sample of lost ids
+            "tally": {k: v for k, v in (r.get("tally") or {}).items() if not isinstance(v, list)}
+            or None,
             "store_after": (r.get("fault") or {}).get("store_after"),
             "notes": r.get("notes")}, indent=2) + "\n")
         if (run_dir / "soak.png").exists():  # the page shows this run's chart
-            shutil.copyfile(run_dir / "soak.png", data.parent / "soak.png")
+            out.append(data.parent / "soak.png")
+            shutil.copyfile(run_dir / "soak.png", out[-1])
     if (run_dir / "perf.json").exists():  # the table's figures, not each round's record
         out.append(data / f"{run_id}-perf-clients.json")
         out[-1].write_text(json.dumps(perf_table(json.loads((run_dir / "perf.json")

@@ -272,7 +272,7 @@ def test_a_soak_is_published_without_its_timeline_and_quoted_by_fault(tmp_path):
     (run / "run.json").write_text(json.dumps({"run_id": "s1", "status": "complete",
                                               "git_commit": "abc123"}))
     tally = {"sent": 635000, "received": 635000, "lost": 0, "duplicates": 1927,
-             "redelivered": 59}
+             "redelivered": 59, "lost_sample": []}
     faults = [{"at_s": 75.3, "kind": "broker-kill", "target": "b", "recovery_s": 2.191,
                "duplicates": 115, "detail": {"down_s": 2.0}, "t_ns": 1},
               {"at_s": 178.0, "kind": "link-cut", "target": "", "recovery_s": None,
@@ -285,6 +285,7 @@ def test_a_soak_is_published_without_its_timeline_and_quoted_by_fault(tmp_path):
     out = quoted.publish(run, data)
     doc = json.loads((data / "s1-soak.json").read_text())
     assert data / "s1-soak.json" in out and "stats" not in json.dumps(doc)  # no timeline
+    assert "lost_sample" not in doc["tally"]  # counts only
     assert (tmp_path / "docs" / "soak.png").read_bytes() == b"png"
     assert quoted.render_one("s1 soak:all sent", data) == "635,000"
     assert quoted.render_one("s1 soak:fault/1 what", data) == "broker-kill b"
