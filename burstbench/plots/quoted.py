@@ -100,6 +100,21 @@ def published(f: Path) -> dict:
     return json.loads(f.read_text())
 
 
+def _document(run: str, data: Path, suffix: str = "", what: str = "manifest") -> dict:
+    """The run's published manifest (``<run>.json``) or the document beside it
+    (``<run>-SUFFIX.json``), or a clear error when it was not published."""
+    f = data / (f"{run}-{suffix}.json" if suffix else f"{run}.json")
+    if not f.exists():
+        raise QuoteError(f"run {run} has no published {what} ({f} is missing: ./bench docs "
+                         f"publish {run})")
+    return published(f)
+
+
+def _seconds(v: float | None) -> str:
+    """A recovery time as the reliability tables print it, ``-`` when there was none."""
+    return "-" if v is None else f"{v:.2f}"
+
+
 def _raw(run: str, point: str, column: str, data: Path) -> str:
     rows = rows_of(run, data)
     if point not in rows:
@@ -157,10 +172,7 @@ def render_one(spec: str, data: Path = DATA, runs: dict[str, str] | None = None)
     if point.startswith("soak:"):
         return _soak(run, point.removeprefix("soak:"), what, data)
     if what == "findmax":
-        f = data / f"{run}-find-max.json"
-        if not f.exists():
-            raise QuoteError(f"run {run} has no published find-max.json ({f})")
-        verdict = published(f).get(point)
+        verdict = _document(run, data, "find-max", "find-max.json").get(point)
         if not verdict or not verdict.get("max_sustainable_msgs_per_s"):
             raise QuoteError(f"run {run} has no maximum sustainable rate for {point}")
         return sig(float(verdict["max_sustainable_msgs_per_s"]), 3)
@@ -182,10 +194,8 @@ def render_one(spec: str, data: Path = DATA, runs: dict[str, str] | None = None)
 
 
 def _runtimes(run: str, key: str, what: str, data: Path) -> str:
-    f = data / f"{run}-runtimes.json"
-    if not f.exists():
-        raise QuoteError(f"run {run} has no published runtimes study ({f})")
-    rows = {"/".join(map(str, r["key"])): r for r in published(f)["summary"]}
+    rows = {"/".join(map(str, r["key"])): r
+            for r in _document(run, data, "runtimes", "runtimes study")["summary"]}
     row = rows.get(key)
     if row is None:
         raise QuoteError(f"run {run}'s runtimes study has no row {key} (has: "
@@ -203,24 +213,17 @@ def _runtimes(run: str, key: str, what: str, data: Path) -> str:
     return with_spread(s["median"], s["min"], s["max"])
 
 
-def _manifest(run: str, data: Path) -> dict:
-    f = data / f"{run}.json"
-    if not f.exists():
-        raise QuoteError(f"no published run {run} ({f} is missing: ./bench docs publish {run})")
-    return published(f)
-
-
 def _run(run: str, what: str, data: Path) -> str:
     """A figure of the whole run: ``wall``, ``calibration``, ``held=PREFIX``, or
     ``drift=OTHER`` (with ``:calibrated``), how far OTHER lies from it as ``./bench compare``
     prints it."""
-    man = _manifest(run, data)
+    man = _document(run, data)
     if what == "wall":
         took = (datetime.fromisoformat(man["finished"])
                 - datetime.fromisoformat(man["started"])).total_seconds()
         m, sec = divmod(round(took), 60)
         return f"{m} min {sec} s" if m < 60 else f"{m // 60} h {m % 60} min"
-    ref = ((man.get("calibration") or {}).get("reference")) or None
+    ref = _reference(run, data)
     if what == "calibration":
         if not ref:
             raise QuoteError(f"run {run} has no calibration reference")
@@ -238,7 +241,7 @@ def _run(run: str, what: str, data: Path) -> str:
         pairs = [(float(a[k][col]), float(b[k][col])) for k in a if k in b
                  and a[k]["status"] == b[k]["status"] == "ok" and a[k][col] and b[k][col]]
         if how == "calibrated":
-            ref_b = (_manifest(other, data).get("calibration") or {}).get("reference")
+            ref_b = _reference(other, data)
             if not ref or not ref_b:
                 raise QuoteError(f"runs {run} and {other}: both need a calibration reference")
             pairs = [(x / ref["recv_msgs_per_s"], y / ref_b["recv_msgs_per_s"])
@@ -253,16 +256,18 @@ def _run(run: str, what: str, data: Path) -> str:
                      "drift=OTHER, drift=OTHER:calibrated)")
 
 
+def _reference(run: str, data: Path) -> dict | None:
+    """The run's calibration reference (median, min, max receive msg/s), or None."""
+    return (_document(run, data).get("calibration") or {}).get("reference") or None
+
+
 CHAOS_COUNTS = ("sent", "lost", "duplicates", "redelivered")
 
 
 def _soak(run: str, key: str, what: str, data: Path) -> str:
     """``soak:all`` with a tally count, or ``soak:fault/N`` (N from 1) with ``at``, ``what``,
     ``recovery`` or ``duplicates``."""
-    f = data / f"{run}-soak.json"
-    if not f.exists():
-        raise QuoteError(f"run {run} has no published soak ({f})")
-    doc = published(f)
+    doc = _document(run, data, "soak", "soak")
     if doc["status"] != "ok" or not doc.get("tally"):
         raise QuoteError(f"run {run}'s soak is {doc['status']!r}: no figure")
     if key == "all" and what in (*CHAOS_COUNTS, "received"):
@@ -277,24 +282,22 @@ def _soak(run: str, key: str, what: str, data: Path) -> str:
     if what == "what":
         return f"{fault['kind']} {fault['target']}".strip()
     if what == "recovery":
-        return "-" if fault["recovery_s"] is None else f"{fault['recovery_s']:.2f}"
+        return _seconds(fault["recovery_s"])
     if what == "duplicates":
         return f"{fault['duplicates']:,}"
     raise QuoteError(f"soak {key}: no figure {what!r} (at, what, recovery, duplicates)")
 
 
 def _chaos(run: str, key: str, what: str, data: Path) -> str:
-    f = data / f"{run}-chaos.json"
-    if not f.exists():
-        raise QuoteError(f"run {run} has no published chaos results ({f})")
-    found = {f"{r['scenario']}/{r['client']}": r for r in published(f)["results"]}
+    found = {f"{r['scenario']}/{r['client']}": r
+             for r in _document(run, data, "chaos", "chaos results")["results"]}
     r = found.get(key)
     if r is None:
         raise QuoteError(f"run {run} has no chaos result {key} (has: {', '.join(found)})")
     if r["status"] != "ok" or not r.get("tally"):
         raise QuoteError(f"run {run}'s chaos result {key} is {r['status']!r}: no figure")
     t = r["tally"]
-    rec = "-" if r.get("recovery_s") is None else f"{r['recovery_s']:.2f}"
+    rec = _seconds(r.get("recovery_s"))
     if what == "cell":
         return f"{t['lost']:,} / {t['duplicates']:,} / {rec}"
     if what == "recovery":
@@ -306,10 +309,7 @@ def _chaos(run: str, key: str, what: str, data: Path) -> str:
 
 
 def _perf(run: str, key: str, what: str, data: Path) -> str:
-    f = data / f"{run}-perf-clients.json"
-    if not f.exists():
-        raise QuoteError(f"run {run} has no published perf table ({f})")
-    doc = published(f)
+    doc = _document(run, data, "perf-clients", "perf table")
     rows = {f"{r['client']}/{r['size']}/{role}": r[role] for r in doc["table"]
             for role in ("send", "recv")}
     if key == "all" and what == "verdicts":  # the run's tally, judged rows only
