@@ -17,7 +17,6 @@ and all of them (brokers included) on success, failure or Ctrl-C.
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from burstbench import clients, options, paths
-from burstbench.infra import brokers
+from burstbench.infra import brokers, secret
 from burstbench.infra.procs import Child, Supervisor
 from burstbench.measure import measure
 
@@ -171,7 +170,7 @@ def _start_broker(sup: Supervisor, work: Path, feature: str) -> _Broker:
             spec.tls = material
             extra = ["--ca", str(material.ca_pem)]
         elif feature == "auth":
-            password = secrets.token_urlsafe(16)
+            password = secret.throwaway(16)
             spec.users = [{"name": USER, "password": password}]
             extra = ["--user", USER, "--password", password]
         return _Broker(feature, brokers.start(sup, spec, work), extra)

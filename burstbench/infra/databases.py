@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import secrets
 import shutil
 import signal
 import subprocess
@@ -22,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from burstbench.infra import secret
 from burstbench.infra.brokers import free_port, port_accepts
 from burstbench.infra.procs import Child, Supervisor, die_with_parent, popen_ids
 
@@ -177,7 +177,7 @@ def start(
     t0 = time.monotonic()
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    password = secrets.token_urlsafe(24)
+    password = secret.throwaway(24)
     wrap = list(wrap or [])
     run_as = PG_OS_USER if kind == "postgres" and os.geteuid() == 0 else None
     data_dir, link = _fresh_dir(workdir, kind, run_as)

@@ -15,14 +15,13 @@ things are and never starts or stops infrastructure itself.
 
 from __future__ import annotations
 
-import secrets
 import shutil
 import uuid
 from pathlib import Path
 from typing import Self
 
 from burstbench.errors import PointFailed
-from burstbench.infra import brokers, topology
+from burstbench.infra import brokers, secret, topology
 from burstbench.infra.procs import Child, Supervisor
 
 
@@ -199,7 +198,7 @@ class Stack:
             material = tls.make(self.work, sorted(set(hosts.values())))
             self.ca = material.ca_pem
         if spec.auth:
-            self.credentials = ("bench", secrets.token_urlsafe(16))
+            self.credentials = ("bench", secret.throwaway(16))
         users = ([{"name": self.credentials[0], "password": self.credentials[1]}]
                  if self.credentials else [])
         specs = {}
@@ -216,9 +215,9 @@ class Stack:
                                if spec.discovery == "multicast" else None),
                 tls=material, users=users, **self.broker_limits)
         if spec.broker_kind == "artemis":  # a cluster of every node: Artemis's own network
-            secret = secrets.token_urlsafe(16)
+            cluster_secret = secret.throwaway(16)
             for name, bs in specs.items():
-                bs.cluster_password = secret
+                bs.cluster_password = cluster_secret
                 bs.cluster_peers = [{"name": peer, "uri": f"tcp://{specs[peer].host}:"
                                                           f"{specs[peer].openwire_port}"}
                                     for peer in lay.brokers if peer != name]

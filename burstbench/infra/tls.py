@@ -7,11 +7,12 @@ directory, and the private keys never leave it.
 
 from __future__ import annotations
 
-import secrets
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from burstbench.infra import secret
 
 
 class TlsError(RuntimeError):
@@ -45,7 +46,7 @@ def make(workdir: Path, hosts: list[str], client: bool = False) -> Material:
             raise TlsError(f"--tls needs {tool} (openssl; keytool comes with the JDK)")
     d = Path(workdir) / "tls"
     d.mkdir(parents=True, exist_ok=True)
-    password = secrets.token_urlsafe(18)
+    password = secret.throwaway(18)
     sans = ",".join(("IP:" if h.replace(".", "").isdigit() else "DNS:") + h
                     for h in dict.fromkeys([*hosts, "localhost"]))
     _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",

@@ -185,3 +185,19 @@ def test_no_module_uses_another_modules_private_names():
              for p in sorted((ROOT / "tests").rglob("*.py"))}
     bad = private_uses({**modules(), **tests})
     assert not bad, "private names used from another module: " + "; ".join(bad)
+
+
+def test_every_throwaway_password_is_drawn_in_one_place():
+    """A password the harness makes goes on command lines (keytool takes ``-J...`` for its
+    JVM), into XML and URLs: burstbench/infra/secret.py draws hex only, and no module draws a
+    url-safe token (``-`` and ``_`` among its characters)."""
+    import re
+
+    from burstbench.infra import secret
+
+    assert all(re.fullmatch(r"[0-9a-f]{36}", secret.throwaway()) for _ in range(200))
+    own = [f"{name}:{node.lineno}" for name, tree in modules().items()
+           for node in ast.walk(tree)
+           if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+           and node.value.id == "secrets" and node.attr == "token_urlsafe"]
+    assert own == [], own
