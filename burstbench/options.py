@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from burstbench.clients import Resolved
 
 TABLE = CLIENTS / "options.yaml"
+CLIENT_TABLE = CLIENTS / "options.tsv"  # what the clients read: render_for_clients()
 ROLES = ("producer", "consumer")
 TYPES = ("flag", "int", "number", "string", "url", "urls", "queues", "path")
 _URL = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)"
@@ -237,3 +238,68 @@ def _or(schemes) -> str:
 
 def _shown(pattern: str) -> str:
     return pattern.replace("\r", "\\r").replace("\n", "\\n").replace("\0", "\\0")
+
+
+# -- the table as the clients read it -----------------------------------------------------------
+_COLUMNS = ("client", "role", "option", "type", "required", "default", "min", "max", "above",
+            "pattern", "choices", "help")
+
+
+def render_for_clients() -> str:
+    """clients/options.tsv: the table resolved for each registered client and role, one row an
+    option, in a form every client's language reads without a library (tab-separated, no
+    quoting): defaults, bounds and limits for that client and role, and for ``url`` and ``urls``
+    the schemes of the client's protocols as the choices and the pattern of one address in
+    them. A pattern matches a
+    whole value (of ``urls`` and ``queues``: each comma-separated item); control characters are
+    written ``\\xHH``, which the four languages' regexes read alike."""
+    from burstbench.clients import REGISTRY
+
+    opts, schemes = table()
+    lines = [("# clients/options.yaml resolved for each client and role, by "
+              "`python -m burstbench.options`; do not edit (clients/contract.md)"),
+             "\t".join(_COLUMNS)]
+    seen = set()
+    for c in REGISTRY:
+        if c.name in seen:  # the browser's stompjs shares the stock programs' table
+            continue
+        seen.add(c.name)
+        protocols = list(dict.fromkeys(c.transports.values()))
+        for role in ROLES:
+            for o in opts.values():
+                if not o.applies(c.name, role):
+                    continue
+                lo, hi = o.bounds(c.name, role) if o.type in ("int", "number") else (None, None)
+                default = o.default[role] if isinstance(o.default, dict) else o.default
+                pattern, choices = o.pattern or "", o.choices
+                if o.type in ("url", "urls"):  # the choices are the schemes
+                    choices = tuple(s for p in protocols for s in schemes[p])
+                    pattern = _address_pattern(choices)
+                row = (c.name, role, o.name, o.type, "1" if o.required else "0",
+                       "" if default is None else _n(default) if o.type in ("int", "number")
+                       else str(default),
+                       "" if lo is None else _n(lo), "" if hi is None else _n(hi),
+                       "" if o.above is None else _n(o.above), _escaped(pattern),
+                       ",".join(choices), o.help)
+                lines.append("\t".join(row))
+    return "\n".join(lines) + "\n"
+
+
+def _address_pattern(schemes: list[str]) -> str:
+    """One broker address in ``schemes``: SCHEME://HOST:PORT[/...], or failover:(A,B...)[?...]
+    of such addresses when ``failover`` is one of them."""
+    plain = [re.escape(s) for s in schemes if s != "failover"]
+    one = (f"(?:{'|'.join(plain)})://(?:\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9_.-]+):[0-9]{{1,5}}"
+           "(?:[/?][^\\s,()]*)?")
+    if "failover" in schemes:
+        return f"{one}|failover:\\({one}(?:,{one})*\\)(?:\\?\\S*)?"
+    return one
+
+
+def _escaped(pattern: str) -> str:
+    return re.sub(r"[\x00-\x1f]", lambda m: f"\\x{ord(m.group()):02x}", pattern)
+
+
+if __name__ == "__main__":  # python -m burstbench.options: write clients/options.tsv
+    CLIENT_TABLE.write_text(render_for_clients())
+    print(f"wrote {CLIENT_TABLE}")

@@ -6,16 +6,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import re
-import resource
 import signal
 import socket
 import ssl
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import stomp
@@ -24,8 +24,6 @@ import stomp
 logging.getLogger("stomp.py").setLevel(logging.CRITICAL)
 
 CLIENT = "stomp-py"
-_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_DEST = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")  # the Pi worker's queues: options.yaml's rule
 now_ns = time.time_ns
 
 
@@ -41,21 +39,6 @@ def fail(code: int, message: str) -> None:
     sys.stderr.write(f"error: {message}\n")
     sys.stderr.flush()
     sys.exit(code)
-
-
-def positive(minimum):
-    """An argparse type: an integer >= minimum."""
-
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}: {value}")
-        return value
-
-    return parse
 
 
 def version_line() -> str:
@@ -77,47 +60,66 @@ class VersionAction(argparse.Action):
         sys.exit(0)
 
 
+TABLE = Path(__file__).resolve().parent.parent / "options.tsv"
+
+
+def table(role: str, client: str = CLIENT) -> list[dict[str, str]]:
+    """clients/options.tsv's rows for ``client``'s ``role``: the contract's options with this
+    client's defaults and bounds (generated from clients/options.yaml)."""
+    with open(TABLE) as f:
+        rows = [line.rstrip("\n").split("\t") for line in f if not line.startswith("#")]
+    return [row for row in (dict(zip(rows[0], r)) for r in rows[1:])
+            if row["client"] == client and row["role"] == role]
+
+
+def checked(row: dict[str, str]):
+    """An argparse type for ``row``: the value converted and checked against its bounds,
+    pattern and choices."""
+    kind, pattern, choices = row["type"], row["pattern"], row["choices"].split(",")
+    lo, hi, above = (float(row[k]) if row[k] else None for k in ("min", "max", "above"))
+
+    def check(text):
+        if kind in ("int", "number"):
+            try:
+                x = int(text) if kind == "int" else float(text)
+            except ValueError:
+                what = "an integer" if kind == "int" else "a number"
+                raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+            if (not math.isfinite(x) or (lo is not None and x < lo) or (hi is not None and x > hi)
+                    or (above is not None and x <= above)):
+                span = (f"> {row['above']} and <= {row['max']}" if row["above"]
+                        else f"{row['min']}..{row['max']}")
+                raise argparse.ArgumentTypeError(f"must be {span}: {text!r}")
+            return x
+        items = text.split(",") if kind in ("queues", "urls") else [text]
+        if kind in ("url", "urls") and not all(re.fullmatch(pattern, i) for i in items):
+            raise argparse.ArgumentTypeError(f"not an address in {', '.join(choices)}: {text!r}")
+        if kind == "string" and row["choices"] and text not in choices:
+            raise argparse.ArgumentTypeError(f"not one of {', '.join(choices)}: {text!r}")
+        if pattern and not all(re.fullmatch(pattern, i) for i in items):
+            raise argparse.ArgumentTypeError(f"does not match {pattern}: {text!r}")
+        return items if kind == "queues" else text
+
+    return check
+
+
 def parser(role: str) -> ArgumentParser:
-    """The contract's options for ``role`` (clients/options.yaml); the harness checks their
-    values against that table, this parser their types and what the contract tests ask."""
-    producer = role == "producer"
+    """argparse over the contract's options for ``role``, as clients/options.tsv gives them."""
     p = ArgumentParser(prog=f"{role}.py",
                        description=f"burstbench {role} (stomp.py); see clients/contract.md")
-    add = p.add_argument
-    add("--url", required=True, help="stomp://HOST:PORT or stomp+ssl://HOST:PORT")
-    add("--destinations", required=True, type=lambda s: s.split(","),
-        help="comma-separated queue names")
-    add("--count", type=positive(1 if producer else 0), default=1000,
-        help="messages per burst" if producer else "stop after N x bursts messages, 0 = never")
-    add("--size", type=positive(1), default=6, help="body size in bytes")
-    add("--bursts", type=positive(1), default=1, help="number of bursts")
-    if producer:
-        add("--persistent", action="store_true", help="persistent delivery")
-        add("--rate", type=float, default=0.0, help="msg/s per producer, 0 = max")
-        add("--duration", type=float, default=0.0, help="seconds per burst, 0 = off")
-        add("--nonce", default="0", help="run nonce stamped on every message (bb_nonce)")
-    else:
-        add("--ack", default="auto", choices=["auto", "client", "client-individual", "dups-ok"],
-            help="acknowledgement mode")
-        add("--prefetch", type=positive(1), default=1000, help="activemq.prefetchSize")
-        add("--window-bytes", type=positive(-1), default=None,
-            help="send consumer-window-size N (Artemis: bytes, -1 = no limit) instead of "
-            "activemq.prefetchSize")
-    add("--tx-batch", type=positive(0), default=0, help="transactions of N messages, 0 = none")
-    add("--id", default="p1" if producer else "c1", help="process id")
-    add("--records", help="write the raw records (TSV) there at stop")
-    add("--gate", action="store_true", help="take go/stop commands from stdin")
-    add("--user", help="broker user")
-    add("--password", help="broker password (or the environment's BB_PASSWORD)")
-    add("--ca", help="PEM CA file to verify the broker's TLS certificate")
-    add("--cert", help="PEM client certificate for mutual TLS (with --key)")
-    add("--key", help="the client certificate's PEM private key, unencrypted")
-    add("--connect-timeout", type=float, default=10.0, help="seconds to connect")
-    add("--failover", help="more stomp://HOST:PORT addresses: stomp.py's host list")
-    add("--connections", type=positive(1), default=1,
-        help="open N connections, each a slot of its own (ids ID.1..ID.N; --records PATH "
-        "with {id})")
-    add("--version", action=VersionAction, help="print versions as JSON")
+    for row in table(role):
+        name = row["option"]
+        if name == "help":
+            continue  # argparse's own
+        if name == "version":
+            p.add_argument("--version", action=VersionAction, help=row["help"])
+        elif row["type"] == "flag":
+            p.add_argument(f"--{name}", action="store_true", help=row["help"])
+        else:
+            kind = checked(row)
+            p.add_argument(f"--{name}", type=kind, required=row["required"] == "1",
+                           default=kind(row["default"]) if row["default"] else None,
+                           help=row["help"])
     return p
 
 
@@ -132,19 +134,15 @@ def parse(role: str, argv=None) -> argparse.Namespace:
         f = getattr(args, name)
         if f is not None and not os.access(f, os.R_OK):
             p.error(f"--{name}: cannot read {f}")
-    if not _ID.match(args.id):
-        p.error(f"--id must match [A-Za-z0-9_.-]{{1,64}}: {args.id!r}")
     if role == "consumer" and args.ack == "dups-ok":
         p.error("--ack dups-ok is not supported by STOMP (use auto, client or client-individual)")
-    u = urlsplit(args.url)
-    if u.scheme not in ("stomp", "stomp+ssl") or not u.hostname or not u.port:
-        p.error(f"--url must be stomp://HOST:PORT or stomp+ssl://HOST:PORT: {args.url!r}")
+    u = urlsplit(args.url)  # of a form the table allows
     args.host, args.port, args.ssl = u.hostname, u.port, u.scheme == "stomp+ssl"
     args.hosts = [(args.host, args.port)]
     if args.failover is not None:
         for url in args.failover.split(","):
             f = urlsplit(url)
-            if f.scheme != u.scheme or not f.hostname or not f.port:
+            if f.scheme != u.scheme:
                 p.error(f"--failover addresses must be {u.scheme}://HOST:PORT: {url!r}")
             args.hosts.append((f.hostname, f.port))
         if args.tx_batch:
@@ -267,9 +265,16 @@ _out_lock = threading.Lock()
 
 
 def emit(event: str, **fields) -> None:
-    line = json.dumps({"event": event, **fields})
+    emit_lines([(event, fields)])
+
+
+def emit_lines(lines: list[tuple[str, dict]]) -> None:
+    """JSON lines written at once, one flush (thousands of slots' ticks a second)."""
+    if not lines:
+        return
+    text = "".join(json.dumps({"event": event, **fields}) + "\n" for event, fields in lines)
     with _out_lock:
-        sys.stdout.write(line + "\n")
+        sys.stdout.write(text)
         sys.stdout.flush()
 
 
@@ -286,82 +291,6 @@ class Ticker(threading.Thread):
             emit("tick", id=self.client_id, t_ns=now_ns(), **{self.key: self.read()})
 
 
-# ---------------------------------------------------------------- --connections N > 1
-
-# Each stomp.py connection has a receiver thread that needs little stack (a frame, its
-# listener, a send). 256 KiB rather than the default 8 MiB keeps 10,000 of them within a few
-# GiB of address space (only touched pages are resident either way).
-SLOT_STACK = 256 << 10
-
-
-def slot_ids(args) -> list[str]:
-    """The slots' ids: ``ID.1`` ... ``ID.N``."""
-    return [f"{args.id}.{i}" for i in range(1, args.connections + 1)]
-
-
-def slot_records(args, slot: str) -> str | None:
-    """A slot's records file: --records with ``{id}`` replaced by the slot's id."""
-    return None if args.records is None else args.records.replace("{id}", slot)
-
-
-def prepare_slots(args) -> None:
-    """Before opening --connections N: small stacks for their receiver threads, and a file
-    descriptor limit with room for N connections (raised up to the hard limit; below it the
-    client cannot do it: exit 2, before any connection)."""
-    threading.stack_size(SLOT_STACK)
-    n = args.connections
-    # a TLS connection of stomp.py also holds a socket pair (its send queue) and a selector;
-    # then stdin/out/err, the records files, the runtime's own
-    need = n * (4 if args.ssl else 1) + 64
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and soft < need:
-        if hard != resource.RLIM_INFINITY and hard < need:
-            fail(2, f"--connections {n} needs about {need} file descriptors; the hard limit "
-                 f"is {hard} (ulimit -n)")
-        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
-
-
-def all_at_once(tasks: list) -> None:
-    """Run the callables ``tasks`` on a few threads: stomp.py's disconnect() waits for the
-    broker's receipt and its receiver thread's end, a round trip that takes seconds for
-    thousands of slots one after another."""
-    if tasks:
-        with ThreadPoolExecutor(max_workers=min(32, len(tasks))) as pool:
-            for _ in pool.map(lambda task: task(), tasks):
-                pass
-
-
-def emit_lines(lines: list[tuple[str, dict]]) -> None:
-    """Several JSON lines written at once, one flush (thousands of slots' ticks a second)."""
-    if not lines:
-        return
-    text = "".join(json.dumps({"event": event, **fields}) + "\n" for event, fields in lines)
-    with _out_lock:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-
-
-class SlotTicker(threading.Thread):
-    """One thread for every slot's ``tick``: once a second, a line for each slot whose total
-    (``read()``) changed since its last line."""
-
-    def __init__(self, key: str, slots: list[tuple[str, object]]):
-        super().__init__(daemon=True, name="ticker")
-        self.key, self.slots = key, slots  # (slot id, read)
-        self.stopped = threading.Event()
-
-    def run(self):
-        shown = [0] * len(self.slots)
-        while not self.stopped.wait(1.0):
-            t, lines = now_ns(), []
-            for k, (slot, read) in enumerate(self.slots):
-                total = read()
-                if total != shown[k]:
-                    shown[k] = total
-                    lines.append(("tick", {"id": slot, "t_ns": t, self.key: total}))
-            emit_lines(lines)
-
-
 class Stop(Exception):
     """Raised in the main thread by SIGTERM."""
 
@@ -375,3 +304,42 @@ def stdin_commands():
     """Lines from stdin, stripped, until end of file."""
     for line in sys.stdin:
         yield line.strip()
+
+
+def stop_asked() -> threading.Event:
+    """--gate: stdin read in a thread of its own until ``stop`` or end of input (the event),
+    so that a dropped connection (without --failover) ends a consumer as it does ungated,
+    rather than leaving it waiting for ``stop``."""
+    asked = threading.Event()
+
+    def read_stdin():
+        for cmd in stdin_commands():
+            if cmd == "stop":
+                break
+        asked.set()
+
+    threading.Thread(target=read_stdin, daemon=True).start()
+    return asked
+
+
+def bursts_asked(args):
+    """The bursts to send: without --gate all of them, with it one per ``go`` until ``stop``
+    or end of input."""
+    if not args.gate:
+        yield from range(args.bursts)
+        return
+    b = 0
+    for cmd in stdin_commands():
+        if cmd == "go":
+            yield b
+            b += 1
+        elif cmd == "stop":
+            return
+
+
+def burst_count(args) -> int:
+    """Messages per burst; with --duration the messages due before its end (open loop), or
+    without a rate a flood the end time cuts short."""
+    if int(args.duration * 1e9):
+        return max(1, math.ceil(args.duration * args.rate)) if args.rate > 0 else 10**15
+    return args.count

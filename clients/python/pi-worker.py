@@ -3,6 +3,7 @@ queue. The format is the "Pi workers" section of clients/contract.md."""
 
 from __future__ import annotations
 
+import argparse
 import signal
 import sys
 import threading
@@ -29,23 +30,30 @@ def parse(argv=None):
     p = common.ArgumentParser(
         prog="pi-worker.py", description="burstbench Pi worker (stomp.py); see clients/contract.md"
     )
-    p.add_argument("--url", required=True, help="stomp://HOST:PORT or stomp+ssl://HOST:PORT")
-    p.add_argument("--work", required=True, help="queue the work messages come from")
-    p.add_argument("--results", required=True, help="queue the partial sums go to")
-    p.add_argument("--id", default="w1")
-    p.add_argument("--prefetch", type=common.positive(1), default=1000)
+    # the contract's checks for the options a consumer has too (clients/options.tsv)
+    rows = {row["option"]: row for row in common.table("consumer")}
+    queues = common.checked(rows["destinations"])
+
+    def queue(text):
+        names = queues(text)
+        if len(names) != 1:
+            raise argparse.ArgumentTypeError(f"one queue name, not {text!r}")
+        return names[0]
+
+    p.add_argument("--url", required=True, type=common.checked(rows["url"]),
+                   help="stomp://HOST:PORT or stomp+ssl://HOST:PORT")
+    p.add_argument("--work", required=True, type=queue,
+                   help="queue the work messages come from")
+    p.add_argument("--results", required=True, type=queue,
+                   help="queue the partial sums go to")
+    p.add_argument("--id", default="w1", type=common.checked(rows["id"]))
+    p.add_argument("--prefetch", type=common.checked(rows["prefetch"]), default=1000)
     p.add_argument("--user")
     p.add_argument("--password")
-    p.add_argument("--connect-timeout", type=float, default=10.0)
+    p.add_argument("--connect-timeout", type=common.checked(rows["connect-timeout"]),
+                   default=10.0)
     p.add_argument("--version", action=common.VersionAction, help="print versions as JSON")
     args = p.parse_args(argv)
-    if not common._ID.match(args.id):
-        p.error(f"--id must match [A-Za-z0-9_.-]{{1,64}}: {args.id!r}")
-    for name in ("work", "results"):
-        if not common._DEST.match(getattr(args, name)):
-            p.error(f"bad queue name for --{name}: {getattr(args, name)!r}")
-    if args.connect_timeout <= 0:
-        p.error("--connect-timeout must be > 0")
     u = urlsplit(args.url)
     if u.scheme not in ("stomp", "stomp+ssl") or not u.hostname or not u.port:
         p.error(f"--url must be stomp://HOST:PORT or stomp+ssl://HOST:PORT: {args.url!r}")

@@ -48,6 +48,34 @@ def test_every_default_passes_its_own_check(name):
                 options.check(_resolved(c.name), role, [f"--{name}", str(d)], complete=False)
 
 
+def test_the_clients_table_is_the_yaml_resolved():
+    """clients/options.tsv, what the clients read, is options.yaml as it is now (regenerate it
+    with `python -m burstbench.options`), one row per client, role and option."""
+    assert options.CLIENT_TABLE.read_text() == options.render_for_clients(), (
+        "clients/options.tsv is stale: run `python -m burstbench.options`")
+    rows = [line.split("\t") for line in options.CLIENT_TABLE.read_text().splitlines()[2:]]
+    for c in {c.name for c in clients.REGISTRY}:
+        for role in options.ROLES:
+            assert [r[2] for r in rows if r[:2] == [c, role]] == options.for_client(c, role)
+
+
+@pytest.mark.parametrize("address, good", [
+    ("stomp://127.0.0.1:61613", True), ("stomp+ssl://[::1]:61613", True),
+    ("stomp://host:1/x?y=1", True), ("gopher://127.0.0.1:1", False), ("stomp://host", False),
+    ("stomp://a:1,stomp://b:2", False), ("tcp://127.0.0.1:61616", False)])
+def test_the_clients_address_pattern_is_the_harness_s_check(address, good):
+    """The pattern a STOMP client checks --url with agrees with the harness's own check."""
+    row = next(line.split("\t") for line in options.CLIENT_TABLE.read_text().splitlines()
+               if line.startswith("stomp-py\tproducer\turl\t"))
+    assert bool(re.fullmatch(row[9], address)) is good
+    try:
+        options.check(_resolved("stomp-py"), "producer", ["--url", address], complete=False)
+        harness = True
+    except options.BadOption:
+        harness = False
+    assert harness is good
+
+
 def test_timed_bursts_is_the_table_s_duration():
     """The registry's ``timed_bursts`` (sustained mode) and the table agree."""
     for c in clients.REGISTRY:
