@@ -107,71 +107,66 @@ export function fail(code, msg) {
   process.exit(code);
 }
 
+/** An exception nothing caught is the client's bug: one line and exit 1, as every failure. */
+export function failOnCrash() {
+  process.on('uncaughtException', (e) => fail(1, `internal: ${e && e.stack || e}`));
+  process.on('unhandledRejection', (e) => fail(1, `internal: ${e && e.stack || e}`));
+}
+
 // ---------------------------------------------------------------------------------------
 // options
 
-// The contract's options (clients/options.yaml): name, util.parseArgs type, roles, help. The
-// harness checks every value against that table; this parser checks types, minimums, --id and
-// the URL scheme (what the contract tests ask), and what this client cannot do.
-const OPTIONS = [
-  ['url', 'string', 'pc', 'URL', 'broker address (required)'],
-  ['destinations', 'string', 'pc', 'LIST', 'comma-separated queue names, no /queue/ prefix (required)'],
-  ['count', 'string', 'p', 'N', 'messages per burst (default 1000)'],
-  ['count', 'string', 'c', 'N', 'stop after N x B bench messages without --gate; 0 = until stopped (default 1000)'],
-  ['size', 'string', 'pc', 'BYTES', 'body size in bytes (default 6; consumers ignore it)'],
-  ['bursts', 'string', 'pc', 'B', 'number of bursts (default 1)'],
-  ['persistent', 'boolean', 'p', '', 'persistent delivery (persistent:true)'],
-  ['rate', 'string', 'p', 'R', 'messages/s, 0 = as fast as possible (default 0)'],
-  ['duration', 'string', 'p', 'S', 'seconds per burst instead of --count messages, 0 = off (default 0)'],
-  ['nonce', 'string', 'p', 'NONCE', 'run nonce stamped on every message as bb_nonce (default 0)'],
-  ['ack', 'string', 'c', 'MODE', 'auto | client | client-individual (default auto; dups-ok unsupported)'],
-  ['prefetch', 'string', 'c', 'N', 'activemq.prefetchSize (default 1000)'],
-  ['window-bytes', 'string', 'c', 'N', 'send consumer-window-size N (Artemis: bytes, -1 = no limit) instead of activemq.prefetchSize'],
-  ['tx-batch', 'string', 'pc', 'N', 'STOMP transactions of N messages (default 0 = none)'],
-  ['id', 'string', 'pc', 'ID', 'process id [A-Za-z0-9_.-]{1,64} (default p1 / c1)'],
-  ['records', 'string', 'pc', 'PATH', 'write raw records (TSV) there at stop'],
-  ['gate', 'boolean', 'pc', '', 'read go/stop lines from stdin'],
-  ['user', 'string', 'pc', 'U', 'broker user'],
-  ['password', 'string', 'pc', 'P', 'broker password (or the environment\'s BB_PASSWORD)'],
-  ['ca', 'string', 'pc', 'FILE', "PEM CA that signed the broker's certificate (wss://, stomp+ssl://)"],
-  ['cert', 'string', 'pc', 'FILE', 'PEM client certificate for mutual TLS (with --key)'],
-  ['key', 'string', 'pc', 'FILE', "the client certificate's PEM private key, unencrypted"],
-  ['connect-timeout', 'string', 'pc', 'S', 'give up connecting after S seconds, exit 3 (default 10)'],
-  ['failover', 'string', 'pc', 'LIST', "more addresses in --url's scheme: stompjs reconnects by itself"],
-  ['connections', 'string', 'pc', 'N', 'N connections, one slot each: ids ID.1..ID.N, --records PATH with {id} (default 1)'],
-  ['version', 'boolean', 'pc', '', 'print version JSON and exit'],
-  ['help', 'boolean', 'pc', '', 'print this and exit'],
-];
-const forRole = (role) => OPTIONS.filter((o) => o[2].includes(role[0]));
+// The contract's options come from clients/options.tsv, clients/options.yaml resolved for each
+// client and role: the parser is util.parseArgs over its rows, each value checked against its
+// row (bounds, pattern, choices); what this client cannot do is checked after.
+
+/** The table's rows for `role` of `client`: { option, type, required, default, min, ... }. */
+export function table(role, client = wire.name) {
+  const [head, ...rows] = fs.readFileSync(new URL('../options.tsv', import.meta.url), 'utf8')
+    .split('\n').filter((l) => l && !l.startsWith('#')).map((l) => l.split('\t'));
+  return rows.map((r) => Object.fromEntries(head.map((k, i) => [k, r[i]])))
+    .filter((r) => r.client === client && r.role === role);
+}
+
+/** `text` for `row`'s option, converted and checked; a bad one exits 2. */
+export function checked(row, text) {
+  const bad = (why) => fail(2, `--${row.option} ${why}: ${JSON.stringify(text)}`);
+  const { type, min, max, above } = row;
+  if (type === 'int' || type === 'number') {
+    const x = Number(text);
+    if (text.trim() === '' || !Number.isFinite(x) || (type === 'int' && !/^-?[0-9]+$/.test(text))) {
+      bad(`needs ${type === 'int' ? 'an integer' : 'a number'}`);
+    }
+    if ((min !== '' && x < Number(min)) || (max !== '' && x > Number(max)) || (above !== '' && !(x > Number(above)))) {
+      bad(`must be ${above !== '' ? `> ${above} and <= ${max}` : `${min}..${max}`}`);
+    }
+    return x;
+  }
+  const items = type === 'queues' || type === 'urls' ? text.split(',') : [text];
+  const whole = new RegExp(`^(?:${row.pattern})$`);
+  const choices = row.choices.split(',');
+  if (type === 'url' || type === 'urls') {
+    if (!items.every((v) => whole.test(v))) bad(`must be an address in ${choices.join(', ')}`);
+  } else if (row.choices && !choices.includes(text)) bad(`must be one of ${choices.join(', ')}`);
+  else if (row.pattern && !items.every((v) => whole.test(v))) bad(`must match ${row.pattern}`);
+  return type === 'queues' ? items : text;
+}
+
+const camel = (name) => name.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
 
 export const usage = (role) => `usage: node ${role}.mjs --url URL --destinations Q1[,Q2...] [options]
 
 STOMP client of burstbench (@stomp/stompjs). URL: ws://HOST:PORT/ or wss://HOST:PORT/ (STOMP
-over WebSocket), stomp://HOST:PORT or tcp://HOST:PORT (STOMP over TCP), stomp+ssl://HOST:PORT
-(STOMP over TLS). Options: clients/contract.md.
+over WebSocket), stomp://HOST:PORT (STOMP over TCP), stomp+ssl://HOST:PORT (STOMP over TLS).
+Options: clients/contract.md.
 
-${forRole(role).map(([n, , , v, h]) => `  ${`--${n} ${v}`.padEnd(22)} ${h}\n`).join('')}`;
-
-const ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
-
-function int(name, v, min, dflt) {
-  if (v === undefined) return dflt;
-  const n = Number(v);
-  if (!/^-?[0-9]+$/.test(v) || n < min) fail(2, `--${name} needs an integer >= ${min}, got ${JSON.stringify(v)}`);
-  return n;
-}
-
-function num(name, v, dflt) {
-  if (v === undefined) return dflt;
-  const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n)) fail(2, `--${name} needs a number, got ${JSON.stringify(v)}`);
-  return n;
-}
+${table(role).map((r) => `  ${`--${r.option} ${r.type === 'flag' ? '' : r.type.toUpperCase()}`.padEnd(26)} ${r.help}\n`).join('')}`;
 
 /** Parse argv for `role` with util.parseArgs; exits 2 on any problem, 0 after --help/--version. */
 export function parseArgs(role, argv) {
+  const rows = table(role);
   const config = {};
-  for (const [name, type] of forRole(role)) config[name] = { type };
+  for (const r of rows) config[r.option] = { type: r.type === 'flag' ? 'boolean' : 'string' };
   // util.parseArgs takes a value that starts with a dash only as --name=VALUE: a negative
   // number after an option that takes a value (--window-bytes -1) is joined to it here
   const args = [];
@@ -189,22 +184,16 @@ export function parseArgs(role, argv) {
   }
   if (raw.help) { process.stdout.write(usage(role)); process.exit(0); }
   if (raw.version) { process.stdout.write(versionLine() + '\n'); process.exit(0); }
-  for (const name of ['url', 'destinations']) {
-    if (raw[name] === undefined) fail(2, `missing required option --${name}`);
+  const o = { role };
+  for (const r of rows) {
+    const text = raw[r.option] ?? (r.default !== '' ? r.default : undefined);
+    if (r.type === 'flag') o[camel(r.option)] = !!raw[r.option];
+    else if (text !== undefined) o[camel(r.option)] = checked(r, text);
+    else if (r.required === '1') fail(2, `missing required option --${r.option}`);
   }
-  const producer = role === 'producer';
-  const o = {
-    role, url: raw.url, endpoint: parseUrl(raw.url), destinations: raw.destinations.split(','),
-    count: int('count', raw.count, producer ? 1 : 0, 1000), size: int('size', raw.size, 1, 6),
-    bursts: int('bursts', raw.bursts, 1, 1), txBatch: int('tx-batch', raw['tx-batch'], 0, 0),
-    id: raw.id ?? (producer ? 'p1' : 'c1'), records: raw.records, gate: !!raw.gate,
-    // the password from the environment keeps it off the process list
-    user: raw.user,
-    password: raw.password ?? (raw.user !== undefined ? process.env.BB_PASSWORD : undefined),
-    connectTimeout: num('connect-timeout', raw['connect-timeout'], 10),
-    connections: int('connections', raw.connections, 1, 1),
-  };
-  if (!ID_RE.test(o.id)) fail(2, `--id must match [A-Za-z0-9_.-]{1,64}, got ${JSON.stringify(o.id)}`);
+  o.endpoint = parseUrl(o.url);
+  // the password from the environment keeps it off the process list
+  if (o.user !== undefined && o.password === undefined) o.password = process.env.BB_PASSWORD;
   // each slot writes a file of its own: PATH with {id} replaced by the slot's id
   if (o.connections > 1 && o.records !== undefined && !o.records.includes('{id}')) {
     fail(2, `--records ${JSON.stringify(o.records)} with --connections ${o.connections} must contain {id} ` +
@@ -236,19 +225,7 @@ export function parseArgs(role, argv) {
     if (o.connections > 1) fail(2, '--failover with --connections N > 1 is not supported by this client');
   }
   o.failover = o.endpoints.length > 1;
-  if (producer) {
-    o.persistent = !!raw.persistent;
-    o.rate = num('rate', raw.rate, 0);
-    o.duration = num('duration', raw.duration, 0);
-    o.nonce = raw.nonce ?? '0';
-  } else {
-    o.ack = raw.ack ?? 'auto';
-    if (!['auto', 'client', 'client-individual'].includes(o.ack)) {
-      fail(2, `--ack ${o.ack}: not a mode of the STOMP client (auto, client, client-individual)`);
-    }
-    o.prefetch = int('prefetch', raw.prefetch, 1, 1000);
-    o.windowBytes = int('window-bytes', raw['window-bytes'], -1, undefined);
-  }
+  if (o.ack === 'dups-ok') fail(2, '--ack dups-ok: not a mode of the STOMP client (auto, client, client-individual)');
   return o;
 }
 
@@ -275,8 +252,51 @@ export function parseUrl(url) {
   };
 }
 
+/** Messages in a burst: --count, or with --duration those due before its end (open loop),
+ * or without a rate a flood the end cuts short. */
+export const burstCount = (o) => (o.duration > 0
+  ? (o.rate > 0 ? Math.max(1, Math.ceil(o.duration * o.rate)) : Number.MAX_SAFE_INTEGER) : o.count);
+
 export const immediate = () => new Promise((res) => setImmediate(res));
 export const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+
+const PACER = new Int32Array(new SharedArrayBuffer(4)); // Atomics.wait's cell, never woken
+
+/**
+ * Wait `ns` nanoseconds before a paced send. Node's timers tick in whole milliseconds: a wait
+ * under 1 ms (a message every 0.56 ms at 1,773 msg/s) sleeps in Atomics.wait, which blocks this
+ * thread for the fraction without spinning; the event loop gets its turn after each message
+ * sent. Slots of one process (`shared`) wait on timers only, none blocking the others.
+ */
+export async function pause(ns, shared) {
+  if (shared) await sleep(Math.ceil(ns / 1e6)); // (a wake at or after the time)
+  else if (ns >= 1e6) await sleep(Math.floor(ns / 1e6));
+  else Atomics.wait(PACER, 0, 0, ns / 1e6);
+}
+
+/**
+ * Message `seq`'s body (clients/contract.md): its counter's last 6 digits (the first `size` of
+ * them when shorter), then 'x' up to `size` bytes. A string when `text`: ActiveMQ's WebSocket
+ * transport reads STOMP from text frames only (binary frames are dropped), so over ws:// the
+ * body goes as a string; stompjs still adds content-length (bytes on the wire and for OpenWire
+ * consumers are the same). Else, over TCP, one byte array rewritten at each call.
+ */
+export function bodyMaker(size, text) {
+  const nd = Math.min(6, size);
+  if (text) {
+    const tail = size > 6 ? 'x'.repeat(size - 6) : '';
+    return (seq) => {
+      const digits = String(seq % 1000000).padStart(6, '0');
+      return nd === 6 ? digits + tail : digits.slice(0, nd);
+    };
+  }
+  const body = new Uint8Array(size).fill(0x78); // 'x'
+  return (seq) => {
+    let c = seq % 1000000;
+    for (let k = 5; k >= 0; k--) { if (k < nd) body[k] = 48 + (c % 10); c = (c / 10) | 0; }
+    return body;
+  };
+}
 
 // ---------------------------------------------------------------------------------------
 // many connections in one process (--connections N, clients/contract.md): N slots
@@ -341,50 +361,6 @@ export function gate(onGo, onStop) {
   });
   rl.on('close', onStop);
   return rl;
-}
-
-// ---------------------------------------------------------------------------------------
-// records
-
-/** An append-only list of epoch nanoseconds (bigint) in 64-bit cells, 65,536 to a block. */
-export class NsLog {
-  constructor() { this.blocks = []; this.length = 0; }
-  push(v) {
-    const b = Math.floor(this.length / 65536);
-    if (b === this.blocks.length) this.blocks.push(new BigInt64Array(65536));
-    this.blocks[b][this.length % 65536] = v;
-    this.length++;
-  }
-  at(i) { return this.blocks[Math.floor(i / 65536)][i % 65536]; }
-  truncate(n) { this.length = Math.min(this.length, n); }
-}
-
-/** NsLog in blocks of 1,024 cells (8 KiB), for the slots of a process of many: blocks of
- * 65,536 cells are 512 KiB, two a slot at its first message (10,000 slots: 10 GiB). */
-export class SlotNsLog extends NsLog {
-  push(v) {
-    const b = Math.floor(this.length / 1024);
-    if (b === this.blocks.length) this.blocks.push(new BigInt64Array(1024));
-    this.blocks[b][this.length % 1024] = v;
-    this.length++;
-  }
-  at(i) { return this.blocks[Math.floor(i / 1024)][i % 1024]; }
-}
-
-/** Write `header` then `n` lines made by `line(i)` (each ending in \n), in big chunks. */
-export function writeRecords(path, header, n, line) {
-  const fd = fs.openSync(path, 'w');
-  try {
-    fs.writeSync(fd, header + '\n');
-    let buf = '';
-    for (let i = 0; i < n; i++) {
-      buf += line(i);
-      if (buf.length > 1 << 20) { fs.writeSync(fd, buf); buf = ''; }
-    }
-    if (buf) fs.writeSync(fd, buf);
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 /** The SUBSCRIBE header that bounds what the broker pushes ahead: ActiveMQ Classic's

@@ -1,11 +1,12 @@
 // Connecting as the contract asks (clients/contract.md) with @stomp/stompjs over WebSocket
 // (ws) or plain TCP (@stomp/tcp-wrapper): a bounded connect that exits 3 naming the address,
-// stompjs's own reconnects with --failover, and a clean disconnect.
+// and a clean disconnect. With --failover, failover.mjs changes what a drop does.
 
 import { Client } from '@stomp/stompjs';
 import { TCPWrapper } from '@stomp/tcp-wrapper';
 import WebSocket from 'ws';
-import { emit, fail, nowNs, sleep } from './common.mjs';
+import { fail, hr, immediate, pause, sleep } from './common.mjs';
+import { failover } from './failover.mjs';
 import { noteTlsProtocol, wire } from './wire.mjs';
 
 /** @stomp/tcp-wrapper whose getSocket() (its documented override) is wire.tcpSocket(). */
@@ -78,8 +79,6 @@ const CERT_ERROR = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_T
  */
 export function connect(o, hooks = {}) {
   let ep = o.endpoint;
-  let tries = 0; // --failover: connection attempts since the last CONNECTED (picks the address)
-  let giveUpTimer = null;
   const timeoutMs = Math.round(o.connectTimeout * 1000);
   const deadline = Date.now() + timeoutMs;
   const headers = {};
@@ -88,6 +87,7 @@ export function connect(o, hooks = {}) {
   const conn = { closing: false, connected: false, kind: ep.kind, buffered: () => 0,
     everConnected: false, drops: 0, reconnects: 0 };
   let lastWhy = 'no answer';
+  const again = o.failover ? failover(o, conn, hooks, () => lastWhy) : null;
   const giveUp = (why, refused = false) => fail(3, refused
     ? `cannot connect to ${ep.url}: broker refused: ${why}`
     : `cannot connect to ${ep.url} within ${o.connectTimeout} s: ${why}`);
@@ -113,23 +113,15 @@ export function connect(o, hooks = {}) {
         },
         connectHeaders: headers,
         // --failover: stompjs reconnects by itself (also while first connecting)
-        reconnectDelay: o.failover ? 200 : 0,
-        // (a program with its own parser, the Pi worker, has o.endpoint alone)
-        beforeConnect: () => { const eps = o.endpoints || [o.endpoint]; ep = eps[tries++ % eps.length]; },
+        reconnectDelay: again ? again.delay : 0,
+        beforeConnect: () => { if (again) ep = again.next(); },
         heartbeatIncoming: 0,
         heartbeatOutgoing: 0,
         debug: () => {},
         onConnect: () => {
           conn.connected = true;
           conn.buffered = buffered;
-          tries = 0;
-          if (conn.everConnected) { // stompjs connected again after a drop (--failover)
-            clearTimeout(giveUpTimer);
-            conn.reconnects++;
-            emit({ event: 'reconnected', id: o.id, t_ns: nowNs(), n: conn.reconnects });
-            hooks.onReconnect?.();
-            return;
-          }
+          if (again?.connected()) return; // stompjs connected again after a drop
           conn.everConnected = true;
           resolve({ client, conn });
         },
@@ -137,9 +129,8 @@ export function connect(o, hooks = {}) {
           const msg = frame.headers.message || 'ERROR frame';
           const detail = frame.body ? frame.body.split('\n')[0].trim().slice(0, 200) : '';
           const why = detail && detail !== msg ? `${msg} (${detail})` : msg;
-          if (conn.everConnected && o.failover && /\bACK\b/i.test(msg)) { // an ack that raced the drop
-            process.stderr.write(`ignoring the broker's error after a reconnect: ${why}\n`);
-          } else if (!conn.connected || hooks.preReady?.()) giveUp(why, true);
+          if (again?.ignored(msg, why)) return;
+          if (!conn.connected || hooks.preReady?.()) giveUp(why, true);
           else if (!conn.closing) hooks.onFatal?.(`broker error: ${why}`);
         },
         onWebSocketError: (evt) => {
@@ -153,16 +144,7 @@ export function connect(o, hooks = {}) {
         },
         onWebSocketClose: (evt) => {
           if (conn.closing) return;
-          if (o.failover) { // stompjs tries again in reconnectDelay ms
-            if (conn.connected) {
-              conn.connected = false;
-              conn.drops++;
-              giveUpTimer = setTimeout(() => fail(1, `lost the connection to ${o.url} and could not `
-                + `reconnect within ${o.connectTimeout} s: ${lastWhy}`), timeoutMs);
-              hooks.onDrop?.();
-            }
-            return;
-          }
+          if (again) { again.closed(); return; } // stompjs tries again in reconnectDelay ms
           if (!conn.connected) {
             if (evt && evt.code && evt.code !== 1000 && evt.code !== 1006 && lastWhy === 'no answer') {
               lastWhy = `closed (${evt.code})`;
@@ -185,6 +167,39 @@ export function connect(o, hooks = {}) {
 /** Resolves once `conn.buffered()` is at most `low` bytes (checked every millisecond). */
 export async function drained(conn, low) {
   while (conn.buffered() > low && !conn.closing && conn.connected) await sleep(1);
+}
+
+const CHUNK = 500; // messages between two yields to the event loop
+
+/**
+ * How a burst's messages go out on `conn` from one thread: in runs of at most CHUNK messages,
+ * under a rate (`nsPer` ns a message from `startHr`) only those whose intended time has come,
+ * and between runs a turn for the event loop. publish() only queues: above `high` bytes not yet
+ * written to the network (`full()`), the next run waits until the backlog is down to a quarter
+ * of it. About a socket buffer's worth, as a blocking write holds (the other languages'
+ * clients): a flood then sends as fast as the broker reads, instead of framing seconds of
+ * messages ahead on the cores the broker and consumer need (docs/measuring.md).
+ */
+export class Runs {
+  constructor(conn, count, nsPer, startHr, high, shared) {
+    Object.assign(this, { conn, count, nsPer, startHr, high, shared });
+  }
+
+  /** The end of the run from message `i`, or 0 after waiting for message `i`'s time. */
+  async from(i) {
+    const end = Math.min(this.count, i + CHUNK);
+    if (this.nsPer === 0) return end;
+    const elapsed = Number(hr() - this.startHr);
+    const due = Math.floor(elapsed / this.nsPer) + 1; // messages whose intended time has come
+    if (due > i) return Math.min(end, due);
+    await pause(i * this.nsPer - elapsed, this.shared);
+    return 0;
+  }
+
+  full() { return this.conn.buffered() > this.high; }
+
+  /** Between two runs. */
+  rest() { return this.full() ? drained(this.conn, this.high / 4) : immediate(); }
 }
 
 /** Disconnect cleanly (DISCONNECT + receipt), at most `ms`, then drop the socket. */

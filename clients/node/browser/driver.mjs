@@ -23,7 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
-import { emit, fail, gate, nowNs, parseArgs, usage } from '../common.mjs';
+import { emit, fail, failOnCrash, gate, nowNs, parseArgs, usage } from '../common.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const NODE_DIR = path.dirname(HERE);
@@ -451,8 +451,7 @@ async function client() {
       page.evaluate(() => window.bb.role.abort()).catch(() => {});
     });
   }
-  process.on('uncaughtException', (e) => fail(1, `internal: ${e && e.stack || e}`));
-  process.on('unhandledRejection', (e) => fail(1, `internal: ${e && e.stack || e}`));
+  failOnCrash();
   if (o.gate) {
     gate(() => { if (started) page.evaluate(() => window.bb.role.go()).catch(() => {}); else pendingGoes++; },
       () => { if (started) page.evaluate(() => window.bb.role.stop()).catch(() => {}); else pendingStop = true; });
