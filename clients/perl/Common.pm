@@ -4,15 +4,16 @@ package Common;
 use strict;
 use warnings;
 use Time::HiRes qw(gettimeofday);
-use IO::Select;
 use Net::Stomp;
 use Net::Stomp::Frame;
 use Getopt::Long ();
+use POSIX ();
 use Exporter 'import';
+use Failover ();
 
-our @EXPORT = qw(now_ns emit fail parse_args read_options parse_url start connect_broker
-                 graceful_disconnect wait_receipt on_sigterm write_records tcp_nodelay
-                 reconnected presize start_slots slot_poller ready_slots disconnect_slots);
+our @EXPORT = qw(now_ns emit fail parse_args read_options parse_url start prepare connect_broker
+                 graceful_disconnect wait_receipt on_sigterm tcp_nodelay burst_count run_bursts
+                 subscribe_all subscribed);
 
 our $CLIENT  = 'net-stomp';
 
@@ -41,47 +42,62 @@ sub fail {
 
 # ---------------------------------------------------------------- arguments
 
-# The contract's options (clients/options.yaml): Getopt::Long spec, roles, what --help says.
-# The harness checks every value against that table; parse_args checks types, minimums, --id
-# and the URL scheme (what the contract tests ask), and what this client cannot do.
-my @OPTIONS = (
-    ['url=s',             'pc', 'URL',    'stomp://HOST:PORT or stomp+ssl://HOST:PORT (required)'],
-    ['destinations=s',    'pc', 'LIST',   'comma-separated queue names (required)'],
-    ['count=i',           'p',  'N',      'messages per burst [1000]'],
-    ['count=i',           'c',  'N',      'stop after N x bursts messages, 0 = until stopped [1000]'],
-    ['size=i',            'pc', 'BYTES',  "body size [6]"],
-    ['bursts=i',          'pc', 'B',      'number of bursts [1]'],
-    ['persistent',        'p',  '',       'persistent delivery (STOMP persistent:true)'],
-    ['rate=f',            'p',  'R',      'messages/s (0 = as fast as possible) [0]'],
-    ['duration=f',        'p',  'S',      'seconds per burst instead of --count messages, 0 = off [0]'],
-    ['nonce=s',           'p',  'N',      'run nonce stamped on every message (bb_nonce) [0]'],
-    ['ack=s',             'c',  'MODE',   'auto | client | client-individual [auto]'],
-    ['prefetch=i',        'c',  'N',      'activemq.prefetchSize [1000]'],
-    ['window-bytes=i',    'c',  'N',      'send consumer-window-size N (Artemis: bytes, -1 = no limit) instead of activemq.prefetchSize'],
-    ['tx-batch=i',        'pc', 'N',      'STOMP transactions of N messages, 0 = none [0]'],
-    ['id=s',              'pc', 'ID',     'process id [A-Za-z0-9_.-]{1,64} [p1 / c1]'],
-    ['records=s',         'pc', 'PATH',   'write raw records (TSV) at stop'],
-    ['connections=i',     'pc', 'N',      'open N connections, each a slot of its own (ids ID.1..ID.N; --records PATH with {id}) [1]'],
-    ['gate',              'pc', '',       'take go/stop commands from stdin'],
-    ['user=s',            'pc', 'U',      'broker user'],
-    ['password=s',        'pc', 'P',      'broker password (or the environment\'s BB_PASSWORD)'],
-    ['ca=s',              'pc', 'FILE',   "PEM CA that signed the broker's TLS certificate (stomp+ssl://)"],
-    ['cert=s',            'pc', 'FILE',   'PEM client certificate for mutual TLS (with --key)'],
-    ['key=s',             'pc', 'FILE',   "the client certificate's PEM private key, unencrypted"],
-    ['connect-timeout=f', 'pc', 'S',      'seconds [10]'],
-    ['failover=s',        'pc', 'LIST',   "more stomp://HOST:PORT addresses: Net::Stomp's own failover (hosts)"],
-    ['version',           'pc', '',       'print versions as JSON'],
-    ['help',              'pc', '',       'this text'],
-);
+# The contract's options come from clients/options.tsv, clients/options.yaml resolved for each
+# client and role: Getopt::Long over its rows, each value checked against its row (bounds,
+# pattern, choices); what this client cannot do is checked after, in parse_args.
+my $TABLE = do { (my $d = __FILE__) =~ s{[^/]*\z}{}; ($d || './') . '../options.tsv' };
 
-sub _for_role { my ($role) = @_; return grep { index($_->[1], substr($role, 0, 1)) >= 0 } @OPTIONS }
+# The table's rows for $role of this client: hashes of option, type, required, default...
+sub table {
+    my ($role) = @_;
+    open(my $fh, '<', $TABLE) or die "cannot read $TABLE: $!\n";
+    my @head;
+    my @rows;
+    while (my $l = <$fh>) {
+        next if $l =~ /^#/;
+        chomp $l;
+        my @f = split /\t/, $l, -1;
+        unless (@head) { @head = @f; next }
+        my %r;
+        @r{@head} = @f;
+        push @rows, \%r if $r{client} eq $CLIENT && $r{role} eq $role;
+    }
+    return @rows;
+}
+
+# $value for row $r's option, checked (exit 2 naming the option when bad).
+sub checked {
+    my ($r, $value) = @_;
+    my $bad = sub { fail(2, "--$r->{option} $_[0]: '$value'") };
+    my $type = $r->{type};
+    if ($type eq 'int' || $type eq 'number') {
+        $bad->($type eq 'int' ? 'needs an integer' : 'needs a number')
+          unless $value =~ ($type eq 'int' ? qr/\A-?[0-9]+\z/ : qr/\A-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\z/);
+        my ($min, $max, $above) = @$r{qw(min max above)};
+        $bad->($above ne '' ? "must be > $above and <= $max" : "must be $min..$max")
+          if ($min ne '' && $value < $min) || ($max ne '' && $value > $max)
+            || ($above ne '' && $value <= $above);
+        return $value;
+    }
+    my @items = $type eq 'queues' || $type eq 'urls' ? split(/,/, $value, -1) : ($value);
+    my @choices = split /,/, $r->{choices};
+    if ($type eq 'url' || $type eq 'urls') {
+        $bad->('must be an address in ' . join(', ', @choices))
+          if grep { !/\A(?:$r->{pattern})\z/ } @items;
+    } elsif (@choices && $type eq 'string') {
+        $bad->('must be one of ' . join(', ', @choices)) unless grep { $_ eq $value } @choices;
+    } elsif ($r->{pattern} ne '') {
+        $bad->("must match $r->{pattern}") if grep { !/\A(?:$r->{pattern})\z/ } @items;
+    }
+    return $value;
+}
 
 sub usage {
     my ($role) = @_;
     my $lines = join '', map {
-        (my $name = $_->[0]) =~ s/=.*//;
-        sprintf("  %-24s %s\n", "--$name" . ($_->[2] ne '' ? " $_->[2]" : ''), $_->[3]);
-    } _for_role($role);
+        sprintf("  %-26s %s\n", "--$_->{option}" . ($_->{type} ne 'flag' ? ' ' . uc $_->{type} : ''),
+                $_->{help});
+    } table($role);
     return "usage: $role.pl --url stomp://HOST:PORT --destinations Q1[,Q2...] [options]\n"
       . "burstbench $role (Perl, Net::Stomp $Net::Stomp::VERSION); see clients/contract.md\n"
       . $lines;
@@ -95,29 +111,26 @@ sub version_line {
 sub parse_args {
     my ($role, @argv) = @_;
     my $producer = $role eq 'producer';
-    my %o = (
-        count => 1000, size => 6, bursts => 1, 'tx-batch' => 0, 'connect-timeout' => 10, connections => 1,
-        id => ($producer ? 'p1' : 'c1'), gate => 0,
-        ($producer ? (persistent => 0, rate => 0, nonce => '0', duration => 0)
-                   : (ack => 'auto', prefetch => 1000)),
-    );
+    my @rows = table($role);
+    my %o;
     my @problems;
     {
         local $SIG{__WARN__} = sub { push @problems, $_[0] };
         Getopt::Long::Configure(qw(no_auto_abbrev no_ignore_case no_bundling prefix_pattern=--));
-        Getopt::Long::GetOptionsFromArray(\@argv, \%o, map { $_->[0] } _for_role($role))
+        Getopt::Long::GetOptionsFromArray(\@argv, \%o,
+            map { $_->{type} eq 'flag' ? $_->{option} : "$_->{option}=s" } @rows)
           or fail(2, $problems[0] // 'bad arguments');
     }
     fail(2, "unexpected argument '$argv[0]'") if @argv;
     if ($o{help})    { print usage($role); exit 0 }
     if ($o{version}) { print version_line(), "\n"; exit 0 }
-    for (qw(url destinations)) { fail(2, "missing required option --$_") unless defined $o{$_} }
-    my %min = (count => ($producer ? 1 : 0), size => 1, bursts => 1, 'tx-batch' => 0, prefetch => 1,
-               'window-bytes' => -1, connections => 1);
-    for (grep { defined $o{$_} } keys %min) {
-        fail(2, "--$_ must be an integer >= $min{$_}: $o{$_}") if $o{$_} < $min{$_};
+    for my $r (@rows) {
+        my $name = $r->{option};
+        if ($r->{type} eq 'flag') { $o{$name} //= 0; next }
+        $o{$name} //= $r->{default} if $r->{default} ne '';
+        if (defined $o{$name}) { checked($r, $o{$name}) }
+        elsif ($r->{required}) { fail(2, "missing required option --$name") }
     }
-    fail(2, "--id must match [A-Za-z0-9_.-]{1,64}: '$o{id}'") unless $o{id} =~ /^[A-Za-z0-9_.-]{1,64}\z/;
     # the password from the environment keeps it off the process list
     $o{password} //= $ENV{BB_PASSWORD} if defined $o{user};
     fail(2, "--user and --password (or BB_PASSWORD) must be given together")
@@ -271,8 +284,8 @@ sub connect_broker {
             Net::Stomp->new({
                 hostname => $o->{host}, port => $o->{port}, timeout => $left,
                 initial_reconnect_attempts => 1, reconnect_attempts => 1, connect_delay => 0,
-                ($o->{ssl} ? (ssl => 1, ssl_options => _ssl_options($o)) : ()),
-                ($o->{hosts} ? _failover_options($o) : ()),
+                ($o->{ssl} ? (ssl => 1, ssl_options => ssl_options($o)) : ()),
+                ($o->{hosts} ? Failover::options($o) : ()),
             });
         };
         last if $stomp;
@@ -299,19 +312,8 @@ sub connect_broker {
     return $stomp;
 }
 
-# --failover: Net::Stomp's documented failover. `hosts` in order; after a drop the library
-# reconnects inside its next send_frame/receive_frame, trying each host with connect_delay
-# (whole seconds) between tries, for `reconnect_attempts` rounds: about --connect-timeout s.
-# It sends CONNECT again and re-subscribes by itself.
-sub _failover_options {
-    my ($o) = @_;
-    my @hosts = map { { %$_, ($_->{ssl} ? (ssl_options => _ssl_options({ %$o, host => $_->{hostname} })) : ()) } }
-      @{ $o->{hosts} };
-    my $rounds = int($o->{'connect-timeout'} / @hosts + 0.999);
-    return (hosts => \@hosts, connect_delay => 1, reconnect_attempts => ($rounds < 1 ? 1 : $rounds));
-}
-
-sub _ssl_options {
+# IO::Socket::SSL's options for the broker at $o->{host}.
+sub ssl_options {
     my ($o) = @_;
     # Always verify, the peer's certificate and its name: against --ca when given, else
     # against the system's trust store.
@@ -337,11 +339,9 @@ sub tcp_nodelay {
 }
 
 # Wait for the RECEIPT with this id; returns 1, or 0 on timeout / stop. Dies on ERROR or loss;
-# with --failover ($FAILOVER) a lost connection returns -1 instead (the library reconnects on
-# the next call), and so does a late CONNECTED (see reconnected). $on_message (optional) gets
+# with --failover a lost connection returns -1 instead (the library reconnects on the next
+# call), and so does a late CONNECTED (see Failover::reconnected). $on_message (optional) gets
 # any MESSAGE frame that arrives meanwhile.
-our $FAILOVER = 0;
-our $LATE_CONNECTED;
 
 sub wait_receipt {
     my ($stomp, $rid, $timeout, $on_message, $stopref, $idle) = @_;
@@ -356,7 +356,7 @@ sub wait_receipt {
         my $f = $stomp->receive_frame({ timeout => $wait });
         if (!$f) {
             unless (defined fileno($stomp->socket)) {
-                return -1 if $FAILOVER;
+                return -1 if $Failover::ON;
                 die "connection to the broker lost\n";
             }
             return 0 if $stopref && $$stopref;
@@ -370,37 +370,13 @@ sub wait_receipt {
             die 'broker error: ' . ($f->headers->{message} // '') . ' ' . ($f->body // '') . "\n";
         } elsif ($cmd eq 'MESSAGE') {
             $on_message->($f) if $on_message;
-        } elsif ($cmd eq 'CONNECTED' && $FAILOVER) {
-            # a reconnect whose CONNECTED came late (see reconnected): the receipt asked for
-            # on the old connection will never come
-            $LATE_CONNECTED = $f;
+        } elsif ($cmd eq 'CONNECTED' && $Failover::ON) {
+            # a reconnect whose CONNECTED came late (see Failover::reconnected): the receipt
+            # asked for on the old connection will never come
+            $Failover::LATE_CONNECTED = $f;
             return -1;
         }
     }
-}
-
-# --failover: a `reconnected` line when the library's session changed since $$seen; returns 1
-# then. Net::Stomp keeps the CONNECTED frame's session id in session_id, but that is not a sure
-# sign: a reconnect begun by a failed write (an ACK or a SEND to the killed broker) leaves the old
-# connection's unread frames in Net::Stomp's buffer, its connect() takes the first of them for
-# the answer ("failed to connect" in its log) and session_id keeps the old value; the new
-# CONNECTED frame then arrives among the others, and whoever reads it puts it in
-# $LATE_CONNECTED. Either sign counts, once per session.
-my $reconnects = 0;
-my %sessions;
-
-sub reconnected {
-    my ($stomp, $id, $seen) = @_;
-    $sessions{ $$seen // '' } = 1;
-    my $late = $LATE_CONNECTED;
-    undef $LATE_CONNECTED;
-    my $now = $late ? $late->headers->{session} // '' : $stomp->session_id // '';
-    return 0 if $sessions{$now}++;
-    $$seen = $now;
-    print STDERR "Net::Stomp's reconnect took a frame of the old connection for its CONNECTED; "
-      . "the real one came after it\n" if $late;
-    emit('reconnected', id => $id, t_ns => now_ns(), n => ++$reconnects);
-    return 1;
 }
 
 # DISCONNECT with a receipt (Net::Stomp's own disconnect has none), so that everything sent
@@ -430,7 +406,7 @@ sub start {
 
 sub prepare {
     my ($o, $stopref) = @_;
-    $FAILOVER = $o->{hosts} ? 1 : 0;
+    $Failover::ON = $o->{hosts} ? 1 : 0;
     on_sigterm($stopref);
     $SIG{PIPE} = 'IGNORE';
     $| = 1;
@@ -445,84 +421,69 @@ sub on_sigterm {
       or die "cannot install SIGTERM handler: $!\n";
 }
 
-# ---------------------------------------------------------------- --connections N > 1
+# ---------------------------------------------------------------- the contract's bursts
 
-# Several connections in one process, each a slot that behaves as one process would: a hash
-# {id => "ID.i", stomp => its Net::Stomp object, records => its records path}, to which the
-# producer and consumer add their own state. The slot being worked on is $SLOT, so that an error
-# can name it.
-our $SLOT;
+# Messages in a producer's burst: --count, or with --duration those due before its end (open
+# loop), or without a rate a flood that the end cuts short.
+sub burst_count {
+    my ($o) = @_;
+    return $o->{count} unless $o->{duration} > 0;
+    return $o->{rate} > 0 ? POSIX::ceil($o->{duration} * $o->{rate}) || 1 : 1e15;
+}
 
-# What start does, for N slots: connected one after another, each as one connection is
-# (connect_broker: within --connect-timeout, else exit 3), pushed onto @$slots, then given to
-# $then (a producer's ready line; a consumer's subscriptions). SIGTERM meanwhile ends it early:
-# the slots connected so far stop as usual.
-sub start_slots {
-    my ($o, $stopref, $slots, $then) = @_;
-    prepare($o, $stopref);
-    for my $i (1 .. $o->{connections}) {
-        last if $$stopref;
-        my $id = "$o->{id}.$i";
-        my $path = $o->{records};
-        $path =~ s/\{id\}/$id/g if defined $path;
-        my $s = { id => $id, records => $path };
-        $s->{stomp} = connect_broker($o);
-        push @$slots, $s;
-        $SLOT = $s;
-        $then->($s);
+# A producer's bursts: --bursts of them, or with --gate one per `go` on stdin until `stop` or
+# its end, until $$stop. $burst->($b) sends burst $b; between commands $tick->($now) prints the
+# ticks due, the next one at $$next_tick.
+sub run_bursts {
+    my ($o, $stop, $burst, $tick, $next_tick) = @_;
+    unless ($o->{gate}) {
+        for my $b (0 .. $o->{bursts} - 1) {
+            last if $$stop;
+            $burst->($b);
+        }
+        return;
+    }
+    my $in = StdinLines->new;
+    my $b = 0;
+    while (!$$stop) {
+        my $wait = ($$next_tick - now_ns()) / 1e9;
+        for my $l ($in->poll($wait < 0.01 ? 0.01 : $wait)) {
+            if ($l eq 'go') {
+                $burst->($b++);
+                return if $$stop;
+            } elsif ($l eq 'stop') {
+                return;
+            } elsif ($l ne '') {
+                print STDERR "ignoring unknown command '$l'\n";
+            }
+        }
+        return if $in->eof;
+        $tick->(now_ns());
     }
 }
 
-# Waiting on N connections at once: one select() over their sockets, as IO::Select keeps them.
-# IO::Select's own can_read would walk every handle to map the answer back (a Perl loop over N
-# per wake-up); ready_slots reads the answer's bits with unpack and index instead, so that Perl
-# works for the ready sockets only.
-sub slot_poller {
-    my @slots = @_;
-    my ($sel, @by_fd) = (IO::Select->new);
-    for my $s (@slots) {
-        my $sock = $s->{stomp}->socket;
-        $sel->add($sock);
-        $by_fd[ fileno($sock) ] = $s;
+# A consumer's SUBSCRIBE to every destination of $o in ack mode $ack, the last with a receipt
+# (subscribed awaits it).
+sub subscribe_all {
+    my ($stomp, $o, $id, $ack) = @_;
+    my $n = @{ $o->{dests} };
+    for my $i (0 .. $n - 1) {
+        $stomp->subscribe({
+            destination => "/queue/$o->{dests}[$i]", id => "bb-sub-$i", ack => $ack,
+            (defined $o->{'window-bytes'} ? ('consumer-window-size' => $o->{'window-bytes'})
+                                           : ('activemq.prefetchSize' => $o->{prefetch})),
+            ($i == $n - 1 ? (receipt => "bb-$id-subscribed") : ()),
+        });
     }
-    return { select => $sel, by_fd => \@by_fd };
 }
 
-# The slots whose sockets have bytes (or an end of file) to read, waiting up to $timeout seconds
-# for one; none after SIGTERM (which interrupts select). A slot's Net::Stomp object may hold a
-# whole frame in its buffer that select cannot see: the caller reads each slot it serves until
-# receive_frame({timeout => 0}) returns nothing (it takes a buffered frame before it reads, and
-# reads without waiting), or serves it again next time.
-sub ready_slots {
-    my ($p, $timeout) = @_;
-    my $n = select(my $bits = $p->{select}->bits, undef, undef, $timeout);
-    return () unless $n > 0;
-    $bits = unpack('b*', $bits);
-    my ($i, @ready) = (-1);
-    push @ready, $p->{by_fd}[$i] while ($i = index($bits, '1', $i + 1)) >= 0;
-    return @ready;
-}
-
-# graceful_disconnect for every slot: all the DISCONNECT frames first, then the receipts, so that
-# N connections close in about one round trip, not N. $on_message->($slot, $frame) gets what
-# arrives meanwhile. $slot->{bye} says whether its DISCONNECT was confirmed. The receipts share
-# $timeout, each with at least 0.1 s (they are in flight together: a late one is one the broker
-# is not sending).
-sub disconnect_slots {
-    my ($slots, $timeout, $on_message) = @_;
-    for my $s (@$slots) {
-        $SLOT = $s;
-        $s->{stomp}->send_frame(Net::Stomp::Frame->new(
-            { command => 'DISCONNECT', headers => { receipt => 'bb-disconnect' } }));
-    }
-    my $deadline = Time::HiRes::time() + ($timeout // 10);
-    for my $s (@$slots) {
-        $SLOT = $s;
-        my $left = $deadline - Time::HiRes::time();
-        $s->{bye} = wait_receipt($s->{stomp}, 'bb-disconnect', $left > 0.1 ? $left : 0.1,
-                                 $on_message ? sub { $on_message->($s, $_[0]) } : undef);
-        $s->{stomp}->socket->close;
-    }
+# The receipt of subscribe_all, awaited up to --connect-timeout ($on_message gets what arrives
+# first); then the ready line.
+sub subscribed {
+    my ($stomp, $o, $id, $on_message) = @_;
+    wait_receipt($stomp, "bb-$id-subscribed", $o->{'connect-timeout'}, $on_message)
+      or die "no receipt for SUBSCRIBE\n";
+    emit('ready', id => $id, role => 'consumer', tcp_nodelay($stomp));
 }
 
 # ---------------------------------------------------------------- stdin control
@@ -562,34 +523,6 @@ sub disconnect_slots {
         return @l;
     }
     sub eof { return $_[0]{eof} }
-}
-
-# ---------------------------------------------------------------- records
-
-# Empties the string $$ref with memory for $bytes bytes (at most $max, 256 MiB by default)
-# that is already touched: fresh memory in the timed messages is page faults, 3-6 µs each on
-# the bench's VM, and assigning '' keeps a string's memory.
-sub presize {
-    my ($ref, $bytes, $max) = @_;
-    $max //= 256 << 20;
-    $$ref = "\0" x ($bytes < $max ? $bytes : $max);
-    $$ref = '';
-}
-
-# The records file: the header line, then $data: a string's ref, or a sub that returns the next
-# piece of lines and undef at the end.
-sub write_records {
-    my ($path, $header, $data) = @_;
-    return unless defined $path;
-    my $failed = "cannot write records to $path";
-    open(my $fh, '>', $path) or die "$failed: $!\n";
-    print $fh $header, "\n" or die "$failed: $!\n";
-    if (ref $data eq 'CODE') {
-        while (defined(my $piece = $data->())) { print $fh $piece or die "$failed: $!\n" }
-    } else {
-        print $fh $$data or die "$failed: $!\n";
-    }
-    close($fh) or die "$failed: $!\n";
 }
 
 1;

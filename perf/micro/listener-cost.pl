@@ -26,16 +26,13 @@ $ROUNDS //= 40;
 my $FILL = $SIZE > 256 ? 'x' x ($SIZE - 6) : undef;
 my ($heads, $bodies, $now, $seen, $stop, $target, $mode) = ('', '', 0, 0, 0, 0, 0);
 my $next_check = 9e18;    # housekeeping (stdin, ticks) is not the message's work: never due
-my ($id, $session, %pending, $unacked, $ack_every, $txn, $tx_n) = ('c1');
+my ($id, $session, $ack_every, $txn) = ('c1');
+my $one = { pending => {}, unacked => 0, tx_n => 0 };    # (acknowledgements: none in auto mode)
 my $one_queue = '/queue/bb-q0';
 my $wait = { timeout => 0.2 };
-sub flush_acks { }
-sub commit_tx { }
-sub forget_unacked { }
 sub housekeeping { }
 sub other_frame { die "not a MESSAGE\n" }
-sub reconnected { 0 }
-{ no warnings 'once'; $Common::FAILOVER = 0; }
+{ no warnings 'once'; $Failover::ON = 0; }
 sub Common::now_ns { 0 }
 
 # the connection both loops read: it hands out a round's frames, then none
