@@ -29,7 +29,6 @@ public final class Common {
     public static final String CLIENT = "openwire-jms";
     static final String LIBRARY_VERSION = "6.1.7";
     public static final Pattern ID = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
-    static final String[] ACK_MODES = {"auto", "client", "client-individual", "dups-ok"};
     public static final String P_PRODUCER = "bb_producer", P_SEQ = "bb_seq", P_BURST = "bb_burst", P_SENT = "bb_sent_ns";
     /** The run nonce (--nonce) and the CRC-32 of the exact body bytes, 8 lowercase hex digits. */
     public static final String P_NONCE = "bb_nonce", P_CRC = "bb_crc32";

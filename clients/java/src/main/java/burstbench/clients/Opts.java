@@ -3,11 +3,11 @@ package burstbench.clients;
 import static burstbench.clients.Common.*;
 import static burstbench.clients.Failover.failoverUrl;
 
-import java.net.URI;
-import java.net.URISyntaxException;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 import picocli.CommandLine;
@@ -17,7 +17,7 @@ import picocli.CommandLine.ParseResult;
 
 /**
  * The parsed command line (clients/contract.md's options): {@link #parse} reads it against the
- * contract's table (clients/options.yaml) and the program's own flags, and checks what this
+ * contract's table as this client's rows of clients/options.tsv give it, and checks what this
  * client cannot do; a bad one is one "error:" line and exit 2.
  */
 public final class Opts implements Cloneable {
@@ -45,7 +45,7 @@ public final class Opts implements Cloneable {
     public int connections = 1;
     /** 0 for the process itself (N = 1), else this slot's number 1..N (see {@link #slot(int)}). */
     public int slot;
-    /** The program's own flags ({@link Program#flags}) that were given. */
+    /** The flags given (--persistent, --gate, a tuned entry's --flush-each...). */
     public final Set<String> flags = new HashSet<>();
 
     public boolean producer() { return role.equals("producer"); }
@@ -79,57 +79,23 @@ public final class Opts implements Cloneable {
     }
 
     /**
-     * Which program parses the command line: the client name its --version prints, the main
-     * class its --help names, and flags of its own beyond the contract's (clients/options.yaml
-     * names them), each {name, roles ("p", "c" or "pc"), help}.
+     * Which program parses the command line: the client name its --version prints and whose
+     * rows of clients/options.tsv it takes, and the main class its --help names.
      */
-    public record Program(String client, String mainClass, List<String[]> flags) {
+    public record Program(String client, String mainClass) {
         static Program stock(String role) {
-            return new Program(CLIENT, role.equals("producer") ? Producer.class.getName() : Consumer.class.getName(),
-                    List.of());
+            return new Program(CLIENT, role.equals("producer") ? Producer.class.getName() : Consumer.class.getName());
         }
     }
 
     /**
-     * The contract's options (clients/options.yaml), one row each: name, roles ("p", "c", "pc"),
-     * type ("" flag, "s" string, "i" int, "d" number), label, help. The harness checks every
-     * value against that table; picocli parses these, {@link #parse} checks types, minimums,
-     * --id and the URL (what the contract tests ask) and what this client cannot do.
+     * Parses with picocli over clients/options.tsv's rows for the program's client and role
+     * ({@link Table}), each value checked against its row, then what this client cannot do;
+     * prints help/version or "error: ..." and exits (0 / 2) itself.
      */
-    private static final String[][] OPTIONS = {
-        {"url", "pc", "s", "URL", "tcp://HOST:PORT, ssl://HOST:PORT, nio://HOST:PORT or failover:(URL,...)[?opts]"},
-        {"destinations", "pc", "s", "LIST", "comma-separated queue names (required)"},
-        {"count", "p", "i", "N", "messages per burst (default 1000)"},
-        {"count", "c", "i", "N", "stop after N x bursts messages (default 1000; 0 = until stopped)"},
-        {"size", "pc", "i", "BYTES", "body size (default 6; the consumer ignores it)"},
-        {"bursts", "pc", "i", "B", "number of bursts (default 1)"},
-        {"persistent", "p", "", "", "persistent delivery (sent synchronously unless --async-send)"},
-        {"async-send", "p", "", "", "send persistent messages asynchronously too (useAsyncSend); the last"
-            + " message of each burst is still confirmed before 'burst'"},
-        {"rate", "p", "d", "R", "messages/s (0 = as fast as possible); bb_sent_ns = intended time"},
-        {"duration", "p", "d", "S", "seconds per burst instead of --count messages (0 = off)"},
-        {"nonce", "p", "s", "NONCE", "run nonce (default 0), sent as property bb_nonce"},
-        {"ack", "c", "s", "MODE", "auto, client (cumulative, every ceil(prefetch/2)), client-individual, dups-ok"},
-        {"prefetch", "c", "i", "N", "queue prefetch, 1..32767 (default 1000)"},
-        {"tx-batch", "pc", "i", "N", "transacted session, commit every N messages (default 0 = none)"},
-        {"id", "pc", "s", "ID", "process id [A-Za-z0-9_.-]{1,64} (default p1 / c1)"},
-        {"records", "pc", "s", "PATH", "write the raw records (TSV) there when stopping"},
-        {"gate", "pc", "", "", "read 'go' / 'stop' from stdin"},
-        {"user", "pc", "s", "U", "broker user"},
-        {"password", "pc", "s", "P", "broker password (or the environment's BB_PASSWORD)"},
-        {"ca", "pc", "s", "FILE", "PEM CA that signed the broker's TLS certificate (ssl:// URLs)"},
-        {"cert", "pc", "s", "FILE", "PEM client certificate for mutual TLS (with --key)"},
-        {"key", "pc", "s", "FILE", "the client certificate's PEM private key, unencrypted"},
-        {"connect-timeout", "pc", "d", "S", "give up connecting after S seconds, exit 3 (default 10)"},
-        {"failover", "pc", "s", "LIST", "more addresses in --url's scheme: failover:(URL,LIST)?randomize=false&..."},
-        {"connections", "pc", "i", "N", "open N connections in this process, each a slot of its own"
-            + " (ids ID.1..ID.N; --records PATH with {id}; default 1)"},
-    };
-
-    /** Parses and validates; prints help/version or "error: ..." and exits (0 / 2) itself. */
     public static Opts parse(String role, String[] args, Program program) {
         boolean p = role.equals("producer");
-        String r = role.substring(0, 1);
+        List<Map<String, String>> rows = Table.rows(program.client(), role);
         CommandSpec spec = CommandSpec.create();
         spec.usageMessage().sortOptions(false).width(110).synopsisHeading("")
             .customSynopsis("usage: java -cp clients/java/target/classes:clients/java/target/lib/* "
@@ -139,25 +105,18 @@ public final class Opts implements Cloneable {
                          "Options take '--name value' or '--name=value'. See clients/contract.md.")
             .footer("stdout carries JSON lines only; logs go to stderr (slf4j-simple, level warn).",
                     "Exit codes: 0 done, 1 failed after start, 2 bad arguments, 3 cannot connect/authenticate.");
-        for (String[] o : OPTIONS) {
-            if (!o[1].contains(r)) continue;
-            OptionSpec.Builder b = OptionSpec.builder("--" + o[0]).description(o[4]);
-            switch (o[2]) {
-                case "i" -> b.type(long.class).paramLabel(o[3]);
-                case "d" -> b.type(double.class).paramLabel(o[3]);
-                case "s" -> b.type(String.class).paramLabel(o[3]);
-                default -> b.arity("0");
+        for (Map<String, String> row : rows) {
+            OptionSpec.Builder b = OptionSpec.builder("--" + row.get("option")).description(row.get("help"));
+            switch (row.get("option")) {
+                case "version" -> b.versionHelp(true);
+                case "help" -> b.usageHelp(true);
+                default -> {
+                    if (row.get("type").equals("flag")) b.arity("0");
+                    else b.type(String.class).paramLabel(row.get("type").toUpperCase(Locale.ROOT));
+                }
             }
             spec.addOption(b.build());
         }
-        for (String[] f : program.flags()) {
-            if (f[1].contains(r)) {
-                spec.addOption(OptionSpec.builder("--" + f[0]).arity("0").description(f[2]).build());
-            }
-        }
-        spec.addOption(OptionSpec.builder("--version").versionHelp(true)
-            .description("print a JSON line naming client, library and runtime").build());
-        spec.addOption(OptionSpec.builder("--help").usageHelp(true).description("this text").build());
         CommandLine cl = new CommandLine(spec).setExpandAtFiles(false);
         ParseResult pr = null;
         try {
@@ -167,35 +126,40 @@ public final class Opts implements Cloneable {
         }
         if (cl.isUsageHelpRequested()) { realOut().print(cl.getUsageMessage()); realOut().flush(); System.exit(0); }
         if (cl.isVersionHelpRequested()) { emitRaw(versionJson(program.client())); System.exit(0); }
+        Map<String, String> v = new HashMap<>();
         Opts o = new Opts();
         o.role = role;
-        o.url = pr.matchedOptionValue("--url", null);
-        String destinations = pr.matchedOptionValue("--destinations", null);
-        if (o.url == null) usage("--url is required");
-        if (destinations == null) usage("--destinations is required");
-        o.count = (int) atLeast(pr, "count", p ? 1 : 0, 1000);
-        o.size = (int) atLeast(pr, "size", 1, 6);
-        o.bursts = (int) atLeast(pr, "bursts", 1, 1);
-        o.txBatch = (int) atLeast(pr, "tx-batch", 0, 0);
-        o.id = pr.matchedOptionValue("--id", p ? "p1" : "c1");
-        if (!ID.matcher(o.id).matches()) usage("--id must match [A-Za-z0-9_.-]{1,64} (got '" + o.id + "')");
-        o.records = pr.matchedOptionValue("--records", null);
-        o.gate = pr.hasMatchedOption("--gate");
-        o.user = pr.matchedOptionValue("--user", null);
-        o.password = pr.matchedOptionValue("--password", null);
+        for (Map<String, String> row : rows) {
+            String name = row.get("option");
+            if (row.get("type").equals("flag")) {
+                if (pr.hasMatchedOption("--" + name)) o.flags.add(name);
+                continue;
+            }
+            String value = pr.matchedOptionValue("--" + name, row.get("default").isEmpty() ? null : row.get("default"));
+            if (value == null && row.get("required").equals("1")) usage("missing required option --" + name);
+            if (value != null) v.put(name, Table.checked(row, value));
+        }
+        o.url = v.get("url");
+        o.count = Integer.parseInt(v.get("count"));
+        o.size = Integer.parseInt(v.get("size"));
+        o.bursts = Integer.parseInt(v.get("bursts"));
+        o.txBatch = Integer.parseInt(v.get("tx-batch"));
+        o.id = v.get("id");
+        o.records = v.get("records");
+        o.gate = o.flags.contains("gate");
+        o.user = v.get("user");
+        o.password = v.get("password");
         if (o.password == null && o.user != null) o.password = System.getenv("BB_PASSWORD"); // off the process list
         if (o.password != null && o.user == null) usage("--password needs --user");
-        o.ca = pr.matchedOptionValue("--ca", null);
-        if (o.ca != null && !java.nio.file.Files.isReadable(java.nio.file.Path.of(o.ca))) usage("--ca: cannot read " + o.ca);
-        o.cert = pr.matchedOptionValue("--cert", null);
-        o.key = pr.matchedOptionValue("--key", null);
+        o.ca = v.get("ca");
+        o.cert = v.get("cert");
+        o.key = v.get("key");
         if ((o.cert == null) != (o.key == null)) usage("--cert and --key must be given together");
-        for (String f : new String[] {o.cert, o.key}) {
+        for (String f : new String[] {o.ca, o.cert, o.key}) {
             if (f != null && !java.nio.file.Files.isReadable(java.nio.file.Path.of(f))) usage("cannot read " + f);
         }
-        o.connectTimeout = pr.matchedOptionValue("--connect-timeout", 10.0);
-        o.connections = (int) atLeast(pr, "connections", 1, 1);
-        if (o.connections > MAX_CONNECTIONS) usage("--connections must be in 1.." + MAX_CONNECTIONS + " (got " + o.connections + ")");
+        o.connectTimeout = Double.parseDouble(v.get("connect-timeout"));
+        o.connections = Integer.parseInt(v.get("connections"));
         // N slots writing one file would overwrite each other: each slot's path has its id
         if (o.connections > 1 && o.records != null && !o.records.contains("{id}"))
             usage("--records must contain {id} with --connections > 1 (each slot writes PATH with {id} replaced by its id)");
@@ -204,50 +168,18 @@ public final class Opts implements Cloneable {
         if (o.connections > 1 && !ID.matcher(lastId).matches())
             usage("--id " + o.id + " with --connections " + o.connections + " gives slot ids over 64 characters (" + lastId + ")");
         if (p) {
-            o.persistent = pr.hasMatchedOption("--persistent");
-            o.asyncSend = pr.hasMatchedOption("--async-send");
-            o.rate = pr.matchedOptionValue("--rate", 0.0);
-            o.duration = pr.matchedOptionValue("--duration", 0.0);
-            o.nonce = pr.matchedOptionValue("--nonce", "0");
+            o.persistent = o.flags.contains("persistent");
+            o.asyncSend = o.flags.contains("async-send");
+            o.rate = Double.parseDouble(v.get("rate"));
+            o.duration = Double.parseDouble(v.get("duration"));
+            o.nonce = v.get("nonce");
         } else {
-            o.ack = pr.matchedOptionValue("--ack", "auto");
-            if (!List.of(ACK_MODES).contains(o.ack)) usage("--ack must be one of auto, client, client-individual, dups-ok (got '" + o.ack + "')");
-            // activemq-client refuses a prefetch of 0 for MessageListeners; its limit is a short
-            o.prefetch = (int) atLeast(pr, "prefetch", 1, 1000);
-            if (o.prefetch > Short.MAX_VALUE) usage("--prefetch must be 1.." + Short.MAX_VALUE + " for activemq-client (got " + o.prefetch + ")");
+            o.ack = v.get("ack");
+            o.prefetch = Integer.parseInt(v.get("prefetch"));  // (activemq-client's bound: the table's)
         }
-        for (String[] f : program.flags()) if (pr.hasMatchedOption("--" + f[0])) o.flags.add(f[0]);
-        checkUrl(o.url);
-        String failover = pr.matchedOptionValue("--failover", null);
+        String failover = v.get("failover");
         if (failover != null) o.url = failoverUrl(o.url, failover);
-        o.destinations = destinations.split(",", -1);
+        o.destinations = v.get("destinations").split(",", -1);
         return o;
-    }
-
-    /** options.yaml's bound of --connections. */
-    static final int MAX_CONNECTIONS = 100_000;
-
-    /** An integer option's value (or its default), at least {@code min} and at most an int. */
-    private static long atLeast(ParseResult pr, String name, long min, long dflt) {
-        long x = pr.matchedOptionValue("--" + name, dflt);
-        if (x < min || x > Integer.MAX_VALUE) usage("--" + name + " must be in " + min + ".." + Integer.MAX_VALUE + " (got " + x + ")");
-        return x;
-    }
-
-    static void checkUrl(String url) {
-        String u = url.toLowerCase(Locale.ROOT);
-        if (u.startsWith("failover:")) {
-            if (!u.startsWith("failover:(") || url.indexOf(')') < 0)
-                usage("failover URLs are failover:(URL,...)[?options] (got '" + url + "')");
-            return;
-        }
-        if (!(u.startsWith("tcp://") || u.startsWith("ssl://") || u.startsWith("nio://")))
-            usage("--url must be tcp://, ssl://, nio:// or failover:(...) for OpenWire (got '" + url + "')");
-        try {
-            URI uri = new URI(url);
-            if (uri.getHost() == null || uri.getPort() <= 0) usage("--url needs HOST:PORT (got '" + url + "')");
-        } catch (URISyntaxException e) {
-            usage("--url is not a valid URI (" + e.getMessage() + ")");
-        }
     }
 }

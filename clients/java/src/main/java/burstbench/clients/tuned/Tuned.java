@@ -20,15 +20,7 @@ final class Tuned {
     static final String FLUSH_EACH = "flush-each";
 
     static Opts.Program program(String role, Class<?> main) {
-        boolean p = role.equals("producer");
-        String[] flushEach = p
-            ? new String[] {FLUSH_EACH, "p", "write every command to the socket at once, as activemq-client"
-                + " does (default on tcp://: at full speed an asynchronous send may wait for the next one:"
-                + " at most 32 commands, 4 KiB, none over 1 KiB)"}
-            : new String[] {FLUSH_EACH, "c", "write every command to the socket at once, as activemq-client"
-                + " does (default on tcp:// with auto/dups-ok: an ack may wait for the next write while the"
-                + " next message is already here: at most 32, 4 KiB)"};
-        return new Opts.Program(CLIENT, main.getName(), List.<String[]>of(flushEach));
+        return new Opts.Program(CLIENT, main.getName());
     }
 
     /**
