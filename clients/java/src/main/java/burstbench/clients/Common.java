@@ -235,6 +235,30 @@ public final class Common {
     /** True while no stop has begun. */
     static boolean running() { return STATE.get() == RUNNING; }
 
+    /** What a producer does for burst {@code b} (see {@link #bursts}). */
+    interface Burst { void send(int b) throws jakarta.jms.JMSException, java.io.IOException, InterruptedException; }
+
+    /**
+     * A producer's bursts: --bursts of them, or with --gate one per 'go' line on stdin until
+     * 'stop' or the end of input; each while {@code going} holds.
+     */
+    static void bursts(Opts o, java.util.function.BooleanSupplier going, Burst burst)
+            throws jakarta.jms.JMSException, java.io.IOException, InterruptedException {
+        if (!o.gate) {
+            for (int b = 0; b < o.bursts && going.getAsBoolean(); b++) burst.send(b);
+            return;
+        }
+        java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
+        int b = 0;
+        String line;
+        while (going.getAsBoolean() && (line = in.readLine()) != null) {
+            line = line.trim();
+            if (line.equals("go")) burst.send(b++);
+            else if (line.equals("stop")) break;
+            else if (!line.isEmpty()) System.err.println("warning: ignoring stdin line '" + line + "'");
+        }
+    }
+
     /**
      * Error exit: one "error:" line on stderr, exit code. Ignored (returns) when a stop is already
      * under way; the caller then just returns.

@@ -1,13 +1,6 @@
 package burstbench.clients;
 
-import java.io.BufferedReader;
-import java.io.BufferedWriter;
-import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
@@ -40,7 +33,7 @@ import org.apache.activemq.AsyncCallback;
  * then in too. Persistent messages are otherwise synchronous sends. With --tx-batch the
  * session is transacted and commits every N messages and at burst end.
  *
- * With --connections N > 1 the process holds N such producers, each a slot ({@link Slots}).
+ * With --connections N > 1 the process holds N such producers, each a slot ({@link ProducerSlots}).
  *
  * {@link #connectionFactory()} and {@link #message} are the hooks a variant overrides.
  */
@@ -56,25 +49,24 @@ public class Producer {
     private final CRC32 crc = new CRC32();
     private Thread ticker;
 
-    private volatile boolean stopRequested;
-    private volatile boolean inBurst;      // the send loop is sending (a stop waits for it to notice)
-    private volatile long sent;            // messages sent so far (read by the ticker)
+    volatile boolean stopRequested;
+    volatile boolean inBurst;      // the send loop is sending (a stop waits for it to notice)
+    volatile long sent;            // messages sent so far (read by the ticker)
     private int pendingTx;                 // sent in the open transaction
-    private long[] sentNs = new long[0];   // records: bb_sent_ns per message, index = seq
-    private long[] actualNs = new long[0]; // records: when each message was handed to send()
+    private Sent log;                      // the records (with --records)
     private int burstCount;                // --count, or the messages of a --duration burst
     /** A slot of several (--connections N > 1): its group, and the bursts it is to send. */
-    private Slots group;
-    private BlockingQueue<Order> orders;
+    ProducerSlots group;
+    BlockingQueue<ProducerSlots.Order> orders;
     /** A slot's burst start: the process's, and its schedule's shift under --rate (slot i: (i-1)/(N R)). */
-    private volatile long burstStart;
+    volatile long burstStart;
     private long phaseNs;
 
     protected Producer(Opts o) { this.o = o; }
 
     public static void main(String[] args) {
         Opts o = Opts.parse("producer", args, PROGRAM);
-        if (o.connections > 1) new Slots(o).run();
+        if (o.connections > 1) new ProducerSlots(o).run();
         else new Producer(o).run();
     }
 
@@ -109,14 +101,14 @@ public class Producer {
     }
 
     /** The variant's connection factory, with --async-send (useAsyncSend). */
-    private ActiveMQConnectionFactory factoryForRun() {
+    ActiveMQConnectionFactory factoryForRun() {
         ActiveMQConnectionFactory f = connectionFactory();
         if (o.asyncSend) f.setUseAsyncSend(true);
         return f;
     }
 
     /** Opens this producer's connection, its session and a MessageProducer per queue. */
-    private Connection connect(ActiveMQConnectionFactory f) throws JMSException {
+    Connection connect(ActiveMQConnectionFactory f) throws JMSException {
         Connection c = f.createConnection();
         conn = c;
         Failover.reconnectLines(c, o);
@@ -138,7 +130,7 @@ public class Producer {
     }
 
     /** The body, the burst's length and room for the records; then the ready line. */
-    private void prepare() {
+    void prepare() {
         body = new byte[o.size];
         Arrays.fill(body, (byte) 'x');
         // a burst of fixed duration: the messages due before its end, or a flood until it ends
@@ -149,8 +141,7 @@ public class Producer {
         if (o.slot > 0 && o.rate > 0) phaseNs = (long) ((o.slot - 1) * (1e9 / o.rate) / o.connections);
         if (o.records != null) {
             long want = (long) burstCount * o.bursts;
-            sentNs = new long[o.slot > 0 ? o.slotCapacity(want) : (int) Math.min(want, 1 << 20)];
-            actualNs = new long[sentNs.length];
+            log = new Sent(o.slot > 0 ? o.slotCapacity(want) : (int) Math.min(want, 1 << 20));
         }
         Common.emit("ready", o.id, "\"role\":\"producer\"," + Connect.nodelayJson(conn, o));
     }
@@ -161,19 +152,7 @@ public class Producer {
         prepare();
         ticker = Common.ticker(o.id, "sent", () -> sent);
         try {
-            if (o.gate) {
-                BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-                int burst = 0;
-                String line;
-                while (!stopRequested && (line = in.readLine()) != null) {
-                    line = line.trim();
-                    if (line.equals("go")) sendBurst(burst++);
-                    else if (line.equals("stop")) break;
-                    else if (!line.isEmpty()) System.err.println("warning: ignoring stdin line '" + line + "'");
-                }
-            } else {
-                for (int b = 0; b < o.bursts && !stopRequested; b++) sendBurst(b);
-            }
+            Common.bursts(o, () -> !stopRequested, this::sendBurst);
         } catch (JMSException | IOException | InterruptedException e) {
             inBurst = false;
             Common.die(1, "error: send to " + o.url + " failed: " + Connect.describe(e));
@@ -182,7 +161,7 @@ public class Producer {
         Common.finishAndExit();
     }
 
-    private void sendBurst(int burst) throws JMSException, InterruptedException {
+    void sendBurst(int burst) throws JMSException, InterruptedException {
         inBurst = true;
         try {
             sendBurst0(burst);
@@ -249,15 +228,7 @@ public class Producer {
     }
 
     private void record(long seq, long stamp, long actual) {
-        if (o.records != null) {
-            if (seq >= sentNs.length) {
-                int n = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(seq + 1, 2L * sentNs.length));
-                sentNs = Arrays.copyOf(sentNs, n);
-                actualNs = Arrays.copyOf(actualNs, n);
-            }
-            sentNs[(int) seq] = stamp;
-            actualNs[(int) seq] = actual;
-        }
+        if (log != null) log.record(seq, stamp, actual);
         sent = seq + 1;   // seq runs on across bursts from 0
     }
 
@@ -272,13 +243,13 @@ public class Producer {
     }
 
     /** Waits (until {@code deadline}, System.nanoTime) for the send loop to notice a stop; true if it has. */
-    private boolean awaitLoop(long deadline) {
+    boolean awaitLoop(long deadline) {
         while (inBurst && System.nanoTime() < deadline) LockSupport.parkNanos(1_000_000L);
         return !inBurst;
     }
 
     /** Commits what is open (once the send loop has stopped) and disconnects. */
-    private void close(boolean loopDone) {
+    void close(boolean loopDone) {
         if (conn != null) {
             try {
                 if (loopDone && session != null && pendingTx > 0) { session.commit(); pendingTx = 0; }
@@ -290,166 +261,14 @@ public class Producer {
     }
 
     /** Writes the records and prints done: the process's last line when {@code last}. */
-    private void report(boolean last) {
+    void report(boolean last) {
         long n = sent;
         if (o.records != null) writeRecords(n);
         if (last) Common.emitLast("done", o.id, "\"sent\":" + n);
         else Common.emit("done", o.id, "\"sent\":" + n);
     }
 
-    private void writeRecords(long n) {
-        try (Writer w = new BufferedWriter(new OutputStreamWriter(new FileOutputStream(o.records), StandardCharsets.US_ASCII), 1 << 16)) {
-            w.write("#producer\tseq\tburst\tsent_ns\tactual_ns\n");
-            StringBuilder sb = new StringBuilder(64);
-            for (long s = 0; s < n; s++) {
-                sb.setLength(0);
-                sb.append(o.id).append('\t').append(s).append('\t').append(s / burstCount).append('\t').append(sentNs[(int) s]).append('\t').append(actualNs[(int) s]).append('\n');
-                w.append(sb);
-            }
-        } catch (IOException e) {
-            throw new RuntimeException("cannot write records to " + o.records + ": " + e.getMessage(), e);
-        }
-    }
-
-    // ------------------------------------------------------------------ --connections N > 1
-
-    /** A burst ordered to every slot (burst -1: no more), from the process's start; {@code done} counts the slots through. */
-    private record Order(int burst, long start, CountDownLatch done) { }
-
-    /** A slot's thread: sends the bursts it is ordered, in order, until the end or a stop. */
-    private void sendOrdered() {
-        try {
-            for (Order order; (order = orders.take()).burst() >= 0; ) {
-                try {
-                    burstStart = order.start();
-                    if (!stopRequested) sendBurst(order.burst());
-                } finally {
-                    order.done().countDown();
-                }
-            }
-        } catch (JMSException | InterruptedException e) {
-            inBurst = false;
-            group.failed(this, "send to " + o.url + " failed", e);
-        }
-    }
-
-    /**
-     * --connections N > 1: N producers in one process, each a slot with its own connection
-     * (from one ConnectionFactory), session, id, records and lines, as a JMS user opens
-     * several. Each slot has a thread of its own that runs one producer's send loop: its
-     * pacing (--rate per slot), its confirmation of a burst's last message and its records,
-     * so that synchronous sends and commits of different slots overlap. The main thread
-     * connects the slots one after another (--connect-timeout each), then orders every slot
-     * each burst ('go', or each in turn without --gate) from one start, and waits for them all
-     * before the next: a burst of the process is its slots' bursts, as one producer's follow
-     * each other.
-     */
-    private static final class Slots {
-        private final Opts o;
-        private final Producer[] slots;
-        private ActiveMQConnectionFactory factory;
-        private Thread ticker;
-
-        Slots(Opts o) {
-            this.o = o;
-            slots = new Producer[o.connections];
-            for (int i = 0; i < slots.length; i++) {
-                Producer p = new Producer(o.slot(i + 1));
-                p.group = this;
-                p.orders = new LinkedBlockingQueue<>();
-                slots[i] = p;
-            }
-        }
-
-        void run() {
-            Common.installHook(this::finish);
-            for (Producer p : slots) {
-                Connect.connectWithin(p.o, () -> p.connect(factory()));
-                p.prepare();
-            }
-            String[] ids = new String[slots.length];
-            for (int i = 0; i < slots.length; i++) ids[i] = slots[i].o.id;
-            ticker = Common.slotTicker(ids, "sent", i -> slots[i].sent);
-            Thread[] senders = new Thread[slots.length];
-            for (int i = 0; i < slots.length; i++) {
-                senders[i] = new Thread(slots[i]::sendOrdered, "bb-send-" + ids[i]);
-                senders[i].setDaemon(true);
-                senders[i].start();
-            }
-            try {
-                if (o.gate) readOrders();
-                else for (int b = 0; b < o.bursts && Common.running(); b++) burst(b);
-            } catch (IOException | InterruptedException e) {
-                Common.die(1, "error: " + Connect.describe(e));
-                return;
-            }
-            for (Producer p : slots) p.orders.add(new Order(-1, 0, null));
-            for (Thread t : senders) {
-                try { t.join(); } catch (InterruptedException e) { break; }
-            }
-            Common.finishAndExit();
-        }
-
-        /** The one factory every slot's connection comes from (made in the first slot's connect). */
-        private synchronized ActiveMQConnectionFactory factory() {
-            if (factory == null) factory = slots[0].factoryForRun();
-            return factory;
-        }
-
-        /** --gate: each 'go' sends the next burst on every slot; 'stop' or the end of input ends. */
-        private void readOrders() throws IOException, InterruptedException {
-            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-            int burst = 0;
-            String line;
-            while (Common.running() && (line = in.readLine()) != null) {
-                line = line.trim();
-                if (line.equals("go")) burst(burst++);
-                else if (line.equals("stop")) break;
-                else if (!line.isEmpty()) System.err.println("warning: ignoring stdin line '" + line + "'");
-            }
-        }
-
-        /** Burst {@code b} on every slot from one start; returns when each slot is through it (or the process stops). */
-        private void burst(int b) throws InterruptedException {
-            Order order = new Order(b, Common.nowNs(), new CountDownLatch(slots.length));
-            for (Producer p : slots) p.orders.add(order);
-            while (!order.done().await(100, TimeUnit.MILLISECONDS)) {
-                if (!Common.running()) return;   // a stop or a failure ends the slots' loops itself
-            }
-        }
-
-        /** Asks every slot's loop to stop and waits up to 5 s in all for them to notice. */
-        private void stopSending() {
-            for (Producer p : slots) p.stopRequested = true;
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            for (Producer p : slots) p.awaitLoop(deadline);
-        }
-
-        /**
-         * Stop (the end, 'stop', SIGTERM): every slot commits and disconnects (several at once),
-         * then writes its records and prints done.
-         */
-        private void finish() {
-            stopSending();
-            Common.stopTicker(ticker);
-            Common.closing = true;
-            Common.forEachSlot(slots.length, i -> slots[i].close(!slots[i].inBurst));
-            for (int i = 0; i < slots.length; i++) slots[i].report(i == slots.length - 1);
-        }
-
-        /** A slot's connection dropped: every slot writes its records, then exit 1 naming it. */
-        void failed(Producer p, JMSException e) {
-            Connect.connectionFailed(p.o, e, this::writeAll);
-        }
-
-        /** A slot's send failed: the same. */
-        void failed(Producer p, String what, Exception e) {
-            Common.dieAfter(1, Connect.errorOf(p.o) + what + ": " + Connect.describe(e), this::writeAll);
-        }
-
-        private void writeAll() {
-            stopSending();
-            for (Producer p : slots) if (p.o.records != null) p.writeRecords(p.sent);
-        }
+    void writeRecords(long n) {
+        log.write(o.records, o.id, n, burstCount);
     }
 }
