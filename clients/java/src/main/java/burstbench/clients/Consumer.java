@@ -1,31 +1,18 @@
 package burstbench.clients;
 
 import java.io.BufferedReader;
-import java.io.BufferedWriter;
-import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
-import java.io.Writer;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.zip.CRC32;
 
-import jakarta.jms.BytesMessage;
 import jakarta.jms.Connection;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
-import jakarta.jms.MessageFormatException;
 import jakarta.jms.Session;
-import jakarta.jms.TextMessage;
 
 import org.apache.activemq.ActiveMQConnectionFactory;
 import org.apache.activemq.ActiveMQSession;
@@ -84,85 +71,7 @@ public class Consumer {
     private Message lastUnacked;
     private final Headers h = new Headers();
     private final BodyInfo bi = new BodyInfo();
-    private final Names producers = new Names(), nonces = new Names();
-    private final Map<Integer, String> rawCrc = new HashMap<>();   // record -> bb_crc32 not in canonical form
-    // records, one slot per bench message
-    private int n;
-    private int[] rProducer, rBurst, rBytes, rDest, rNonce, rCrcHeader, rCrcBody;
-    private long[] rSeq, rSent, rRecv;
-    private byte[] rFlags;              // bit 0 body_ok, bit 1 redelivered, bits 2-3 bb_crc32 (CRC_*)
-
-    /** bb_crc32: absent, 8 lowercase hex digits (value in {@link Headers#crc}), other (in {@link Headers#crcRaw}). */
-    public static final byte CRC_ABSENT = 0, CRC_HEX = 1, CRC_RAW = 2;
-
-    /** Strings seen, each with its index in the order they first came; the last one found is kept at hand. */
-    private static final class Names {
-        final Map<String, Integer> index = new HashMap<>();
-        final List<String> names = new ArrayList<>();
-        private String last;
-        private int lastIndex;
-
-        /** The index of {@code s}, or -1 when it is new and {@code allowNew} does not hold for it. */
-        int of(String s, java.util.function.Predicate<String> allowNew) {
-            if (s.equals(last)) return lastIndex;
-            Integer i = index.get(s);
-            if (i == null) {
-                if (!allowNew.test(s)) return -1;
-                i = names.size();
-                names.add(s);
-                index.put(s, i);
-            }
-            last = s;
-            lastIndex = i;
-            return i;
-        }
-    }
-
-    private static boolean contractId(String producer) { return Common.ID.matcher(producer).matches(); }
-
-    /** The four bench headers of one message, and the optional nonce and body checksum. */
-    public static final class Headers {
-        public String producer;
-        public long seq, sent;
-        public int burst;
-        /** bb_nonce, or null when absent. */
-        public String nonce;
-        /** bb_crc32: {@link #CRC_ABSENT}, {@link #CRC_HEX} with {@link #crc}, or {@link #CRC_RAW} with {@link #crcRaw}. */
-        public byte crcState;
-        public int crc;
-        public String crcRaw;
-    }
-
-    /**
-     * What the consumer takes from a body: its length, first bytes and CRC-32, every byte read
-     * on arrival. (Comparing a contract body with its filler instead and computing its CRC-32 at
-     * stop cost 0.07 µs a message more at 1 KiB on the bench's Xeon, live on one CPU beside the
-     * loop, where the JIT's CRC-32 uses AVX-512: 28955a4:docs/perf.md, "CRC-32 on arrival".)
-     */
-    public static final class BodyInfo {
-        /** The body's first min(6, bytes) bytes. */
-        public final byte[] head = new byte[6];
-        public int bytes;
-        /** CRC-32 (IEEE) of every byte. */
-        public int crc;
-        private byte[] buf = new byte[64];
-        private final CRC32 crc32 = new CRC32();
-
-        /** Sets bytes, head and crc from b[off..off+len). */
-        public void set(byte[] b, int off, int len) {
-            bytes = len;
-            System.arraycopy(b, off, head, 0, Math.min(head.length, len));
-            crc32.reset();
-            crc32.update(b, off, len);
-            crc = (int) crc32.getValue();
-        }
-
-        /** A reusable buffer of at least len bytes. */
-        public byte[] buffer(int len) {
-            if (buf.length < len) buf = new byte[(int) Math.max(len, Math.min(Integer.MAX_VALUE - 8, 2L * buf.length))];
-            return buf;
-        }
-    }
+    private final Received kept;        // the records (and the producers' names, with or without)
 
     protected Consumer(Opts o) {
         this.o = o;
@@ -180,9 +89,7 @@ public class Consumer {
         int cap = o.records == null ? 0
             : o.slot > 0 ? o.slotCapacity(((want > 0 ? want : 1 << 16) + o.connections - 1) / o.connections)
             : (int) Math.min(target > 0 ? target : 1 << 16, 1 << 20);
-        rProducer = new int[cap]; rBurst = new int[cap]; rBytes = new int[cap]; rDest = new int[cap];
-        rNonce = new int[cap]; rCrcHeader = new int[cap]; rCrcBody = new int[cap];
-        rSeq = new long[cap]; rSent = new long[cap]; rRecv = new long[cap]; rFlags = new byte[cap];
+        kept = new Received(cap);
         // The records are the harness's, made here for the whole run (21 MB for 400,000
         // messages): collected now, before the consumer connects, they move to the old
         // generation. Left in eden, they survived the drain's first collections, and the parallel
@@ -209,71 +116,11 @@ public class Consumer {
         return c.createSession(o.txBatch > 0, ackMode);
     }
 
-    /**
-     * Reads the four bench headers (string properties) into {@code h}, and bb_nonce and
-     * bb_crc32 when present; false when one of the four is missing or does not parse (a
-     * foreign message).
-     */
-    protected boolean headers(Message m, Headers h) throws JMSException {
-        String producer, seq, burst, sent;
-        try {
-            producer = m.getStringProperty(Common.P_PRODUCER);
-            seq = m.getStringProperty(Common.P_SEQ);
-            burst = m.getStringProperty(Common.P_BURST);
-            sent = m.getStringProperty(Common.P_SENT);
-        } catch (MessageFormatException e) {
-            return false;   // a property of a type that is no string (a byte array, a map)
-        }
-        if (producer == null || seq == null || burst == null || sent == null) return false;
-        try {
-            h.producer = producer;
-            h.seq = Long.parseLong(seq);
-            h.burst = Integer.parseInt(burst);
-            h.sent = Long.parseLong(sent);
-        } catch (NumberFormatException e) {
-            return false;
-        }
-        if (h.seq < 0 || h.burst < 0) return false;
-        h.nonce = optional(m, Common.P_NONCE);
-        crcHeader(optional(m, Common.P_CRC), h);
-        return true;
-    }
+    /** Reads the bench headers into {@code h}; false for a foreign message ({@link Headers#read}). */
+    protected boolean headers(Message m, Headers h) throws JMSException { return Headers.read(m, h); }
 
-    /** An optional string property, null when absent or of a type that is no string. */
-    protected static String optional(Message m, String name) throws JMSException {
-        try {
-            return m.getStringProperty(name);
-        } catch (MessageFormatException e) {
-            return null;
-        }
-    }
-
-    /** bb_crc32 as received (null = absent) into {@code h}. */
-    protected static void crcHeader(String v, Headers h) {
-        if (v == null) { h.crcState = CRC_ABSENT; h.crcRaw = null; return; }
-        long x = Common.parseHex8(v);
-        if (x >= 0) { h.crcState = CRC_HEX; h.crc = (int) x; h.crcRaw = null; }
-        else { h.crcState = CRC_RAW; h.crcRaw = v; }
-    }
-
-    /** The body's length, first bytes and CRC-32 into {@code b} (every byte is read). */
-    protected void body(Message m, BodyInfo b) throws JMSException {
-        if (m instanceof BytesMessage) {
-            BytesMessage bm = (BytesMessage) m;
-            int len = (int) bm.getBodyLength();
-            byte[] buf = b.buffer(len);
-            int got = len == 0 ? 0 : Math.max(0, bm.readBytes(buf, len));
-            b.set(buf, 0, got);
-            return;
-        }
-        if (m instanceof TextMessage) {
-            String t = ((TextMessage) m).getText();
-            byte[] d = t == null ? new byte[0] : t.getBytes(StandardCharsets.UTF_8);
-            b.set(d, 0, d.length);
-            return;
-        }
-        b.set(b.head, 0, 0);
-    }
+    /** The body's length, first bytes and CRC-32 into {@code b} ({@link BodyInfo#read}). */
+    protected void body(Message m, BodyInfo b) throws JMSException { BodyInfo.read(m, b); }
 
     /** The variant's connection factory, with the queue prefetch (--prefetch) on its prefetch policy. */
     ActiveMQConnectionFactory factoryForRun() {
@@ -392,58 +239,14 @@ public class Consumer {
     /** Records a bench message and returns true, or false for a foreign one (headers missing or unparsable). */
     private boolean bench(Message m, int di, long recvNs) throws JMSException {
         if (!headers(m, h)) return false;
-        final int pi = producers.of(h.producer, Consumer::contractId);   // -1: an id that is no contract id
+        final int pi = kept.producer(h.producer);   // -1: an id that is no contract id
         if (pi < 0) return false;
-        // body: length as received, whether it starts with the expected counter digits
         body(m, bi);
-        final int bytes = bi.bytes;
-        final boolean ok = bytes > 0 && digitsMatch((int) (h.seq % 1_000_000L), bi.head, 0, Math.min(6, bytes));
         final boolean redel = m.getJMSRedelivered();
         if (redel) redelivered++;
-        if (o.records != null) record(pi, di, recvNs, ok, redel);
+        if (o.records != null) kept.add(h, bi, pi, di, recvNs, redel);
         RECEIVED.setOpaque(this, received + 1);
         return true;
-    }
-
-    /**
-     * One record, from {@link #h} and {@link #bi}. Its bytecode stays under HotSpot's limit for
-     * inlining a hot method (FreqInlineSize, 325 bytes on x86-64): at 328 bytes it had been a
-     * call of its own in every message. The index is read once, a rare step is a method.
-     */
-    private void record(int pi, int di, long recvNs, boolean ok, boolean redel) {
-        if (n == rSeq.length) grow();
-        final int i = n;
-        rProducer[i] = pi; rSeq[i] = h.seq; rBurst[i] = h.burst; rSent[i] = h.sent; rRecv[i] = recvNs;
-        rBytes[i] = bi.bytes; rDest[i] = di;
-        rFlags[i] = (byte) ((ok ? 1 : 0) | (redel ? 2 : 0) | (h.crcState << 2));
-        rNonce[i] = h.nonce == null ? -1 : nonces.of(h.nonce, ANY); rCrcBody[i] = bi.crc;
-        if (h.crcState == CRC_HEX) rCrcHeader[i] = h.crc;
-        else if (h.crcState == CRC_RAW) keepRawCrc(i);
-        n = i + 1;
-    }
-
-    private static final java.util.function.Predicate<String> ANY = x -> true;
-
-    /** A bb_crc32 that is not 8 lowercase hex digits, kept as received for record i. */
-    private void keepRawCrc(int i) {
-        rawCrc.put(i, h.crcRaw);
-    }
-
-    private static boolean digitsMatch(int counter, byte[] data, int off, int k) {
-        for (int i = 5; i >= 0; i--) {
-            if (i < k && data[off + i] != (byte) ('0' + counter % 10)) return false;
-            counter /= 10;
-        }
-        return true;
-    }
-
-    private void grow() {
-        int cap = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(1024L, 2L * rSeq.length));
-        rProducer = Arrays.copyOf(rProducer, cap); rBurst = Arrays.copyOf(rBurst, cap);
-        rBytes = Arrays.copyOf(rBytes, cap); rDest = Arrays.copyOf(rDest, cap);
-        rSeq = Arrays.copyOf(rSeq, cap); rSent = Arrays.copyOf(rSent, cap);
-        rRecv = Arrays.copyOf(rRecv, cap); rFlags = Arrays.copyOf(rFlags, cap);
-        rNonce = Arrays.copyOf(rNonce, cap); rCrcHeader = Arrays.copyOf(rCrcHeader, cap); rCrcBody = Arrays.copyOf(rCrcBody, cap);
     }
 
     /** Stop: halt delivery, acknowledge / commit what we hold, disconnect, write records, print done. */
@@ -489,46 +292,7 @@ public class Consumer {
         else Common.emit("done", o.id, rest);
     }
 
-    /** A received string as one TSV field: control characters (tab, newline) become '?'. */
-    private static String field(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c < 0x20 || c == 0x7f) {
-                StringBuilder b = new StringBuilder(s.length());
-                for (int j = 0; j < s.length(); j++) {
-                    char d = s.charAt(j);
-                    b.append(d < 0x20 || d == 0x7f ? '?' : d);
-                }
-                return b.toString();
-            }
-        }
-        return s;
-    }
-
     void writeRecords() {
-        try (Writer w = new BufferedWriter(new OutputStreamWriter(new FileOutputStream(o.records), StandardCharsets.UTF_8), 1 << 16)) {
-            w.write("#producer\tseq\tburst\tsent_ns\trecv_ns\tbytes\tbody_ok\tredelivered\tdest\tnonce\tcrc32_header\tcrc32_body\n");
-            String[] nonceFields = new String[nonces.names.size()];
-            for (int k = 0; k < nonceFields.length; k++) nonceFields[k] = field(nonces.names.get(k));
-            StringBuilder sb = new StringBuilder(160);
-            for (int i = 0; i < n; i++) {
-                sb.setLength(0);
-                sb.append(producers.names.get(rProducer[i])).append('\t').append(rSeq[i]).append('\t').append(rBurst[i])
-                  .append('\t').append(rSent[i]).append('\t').append(rRecv[i]).append('\t').append(rBytes[i])
-                  .append('\t').append(rFlags[i] & 1).append('\t').append((rFlags[i] >> 1) & 1)
-                  .append('\t').append(o.destinations[rDest[i]])
-                  .append('\t').append(rNonce[i] < 0 ? "-" : nonceFields[rNonce[i]]).append('\t');
-                switch ((rFlags[i] >> 2) & 3) {
-                    case CRC_HEX: Common.hex8(rCrcHeader[i], sb); break;
-                    case CRC_RAW: sb.append(field(rawCrc.get(i))); break;
-                    default: sb.append('-');
-                }
-                sb.append('\t');
-                Common.hex8(rCrcBody[i], sb).append('\n');
-                w.append(sb);
-            }
-        } catch (IOException e) {
-            throw new RuntimeException("cannot write records to " + o.records + ": " + e.getMessage(), e);
-        }
+        kept.write(o.records, o.destinations);
     }
 }

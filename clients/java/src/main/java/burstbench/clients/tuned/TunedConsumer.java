@@ -16,7 +16,9 @@ import org.apache.activemq.util.ByteSequence;
 
 import burstbench.clients.Common;
 import burstbench.clients.Opts;
+import burstbench.clients.BodyInfo;
 import burstbench.clients.Consumer;
+import burstbench.clients.Headers;
 
 /**
  * The tuned consumer ({@code openwire-jms-tuned}): the stock {@link Consumer} with
@@ -99,7 +101,7 @@ public final class TunedConsumer extends Consumer {
             ByteSequence bs = m.getMarshalledProperties();
             if (bs == null || bs.length < 4) return false;
             h.nonce = null;
-            h.crcState = CRC_ABSENT;
+            h.crcState = Headers.CRC_ABSENT;
             h.crcRaw = null;
             final byte[] d = bs.data;
             final int end = bs.offset + bs.length;
@@ -171,7 +173,7 @@ public final class TunedConsumer extends Consumer {
                     if (x < 0) return false;   // not as the contract writes it: kept as received by the fallback
                     v = (v << 4) | x;
                 }
-                h.crcState = CRC_HEX;
+                h.crcState = Headers.CRC_HEX;
                 h.crc = v;
                 return true;
             }
