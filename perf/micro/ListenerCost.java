@@ -114,7 +114,7 @@ public final class ListenerCost {
         double[] diff = new double[rounds - skip];
         for (int r = skip; r < rounds; r++) diff[r - skip] = ns[1][r] - ns[0][r];
         // what the Consumer counted as bench messages: every one it was handed, or it did not record them
-        long received = (long) cl.findGetter(cc, "received", long.class).invoke(consumer);
+        long received = (long) cl.findVirtual(cc, "received", MethodType.methodType(long.class)).invoke(consumer);
         out.printf("{\"size\":%d,\"messages\":%d,\"rounds\":%d,\"received\":%d,\"loop_ns\":%s,\"consumer_ns\":%s,\"harness_ns\":%s}%n",
                           size, n, rounds - skip, received, stats(Arrays.copyOfRange(ns[0], skip, rounds)),
                           stats(Arrays.copyOfRange(ns[1], skip, rounds)), stats(diff));

@@ -82,6 +82,12 @@ public final class Common {
     }
 
     /** The last line: nothing is printed after it. */
+    /** emitLast when {@code last}, else emit. */
+    static void emit(boolean last, String event, String id, String rest) {
+        if (last) emitLast(event, id, rest);
+        else emit(event, id, rest);
+    }
+
     static void emitLast(String event, String id, String rest) {
         synchronized (OUT) {
             emit(event, id, rest);
@@ -234,6 +240,27 @@ public final class Common {
 
     /** True while no stop has begun. */
     static boolean running() { return STATE.get() == RUNNING; }
+
+    /** Parks until {@code ns} (Common.nowNs's clock) and returns the time then. */
+    static long sleepUntil(long ns) {
+        long now = nowNs();
+        while (now < ns) {
+            java.util.concurrent.locks.LockSupport.parkNanos(ns - now);
+            now = nowNs();
+        }
+        return now;
+    }
+
+    /** --gate: a consumer reads stdin until 'stop' or its end. */
+    static void awaitStop() throws java.io.IOException {
+        java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            line = line.trim();
+            if (line.equals("stop")) break;
+            if (!line.isEmpty()) System.err.println("warning: ignoring stdin line '" + line + "'");
+        }
+    }
 
     /** What a producer does for burst {@code b} (see {@link #bursts}). */
     interface Burst { void send(int b) throws jakarta.jms.JMSException, java.io.IOException, InterruptedException; }

@@ -42,6 +42,36 @@ public final class Connect {
     }
 
     /** A factory for {@link #connectUrl}: ActiveMQ's defaults plus what the contract's options ask for. */
+    /** The session mode of a consumer of {@code o}: its --ack as JMS / ActiveMQ name it, or transacted with --tx-batch. */
+    static int ackMode(Opts o) {
+        return switch (o.txBatch > 0 ? "tx" : o.ack) {
+            case "tx" -> jakarta.jms.Session.SESSION_TRANSACTED;
+            case "client" -> jakarta.jms.Session.CLIENT_ACKNOWLEDGE;
+            case "client-individual" -> org.apache.activemq.ActiveMQSession.INDIVIDUAL_ACKNOWLEDGE;
+            case "dups-ok" -> jakarta.jms.Session.DUPS_OK_ACKNOWLEDGE;
+            default -> jakarta.jms.Session.AUTO_ACKNOWLEDGE;
+        };
+    }
+
+    /**
+     * Sends {@code m} with a broker receipt (ActiveMQ's AsyncCallback: activemq-client 6.1 has no
+     * JMS 2 CompletionListener) and waits for it, or until {@code stopping} (SIGTERM while the
+     * broker holds us back).
+     */
+    static void sendConfirmed(org.apache.activemq.ActiveMQMessageProducer p, jakarta.jms.Message m,
+                              java.util.function.BooleanSupplier stopping) throws jakarta.jms.JMSException, InterruptedException {
+        final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        final jakarta.jms.JMSException[] failure = new jakarta.jms.JMSException[1];
+        p.send(m, new org.apache.activemq.AsyncCallback() {
+            @Override public void onSuccess() { done.countDown(); }
+            @Override public void onException(jakarta.jms.JMSException e) { failure[0] = e; done.countDown(); }
+        });
+        while (!done.await(100, TimeUnit.MILLISECONDS)) {
+            if (stopping.getAsBoolean()) return;
+        }
+        if (failure[0] != null) throw failure[0];
+    }
+
     static ActiveMQConnectionFactory factory(Opts o) {
         return factory(o, connectUrl(o));
     }

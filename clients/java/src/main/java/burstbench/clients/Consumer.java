@@ -1,11 +1,6 @@
 package burstbench.clients;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -15,27 +10,14 @@ import jakarta.jms.Message;
 import jakarta.jms.Session;
 
 import org.apache.activemq.ActiveMQConnectionFactory;
-import org.apache.activemq.ActiveMQSession;
 
 /**
- * burstbench consumer over OpenWire (clients/contract.md). Plain JMS on activemq-client with
- * ActiveMQ's defaults.
- *
- * One session, one MessageConsumer + MessageListener per queue. The listener runs in the
- * session's thread (ActiveMQ's default, {@code alwaysSessionAsync=true}), never in the
- * connection's transport (reader) thread: an acknowledgement is a socket write, and a reader
- * blocked in a write stops reading, so the broker's writes to us stall too and neither side
- * moves again (seen: 256 queues, a thread dump showed the transport thread in
- * TcpTransport.oneway from afterMessageIsConsumed). A commit (--tx-batch) also needs the
- * reader free, to read the broker's answer.
- * auto acknowledges each message as activemq-client does. The prefetch is the prefetch
- * policy's queue prefetch. Records go to primitive arrays and are written at stop; the
- * body's CRC-32 is kept as an int, computed on arrival, the nonce as an index into the nonces
- * seen, both formatted at stop.
- * With --connections N > 1 the process holds N such consumers, each a slot ({@link ConsumerSlots}).
- *
- * {@link #connectionFactory()}, {@link #createSession}, {@link #headers} and {@link #body}
- * are the hooks a variant overrides.
+ * burstbench consumer over OpenWire (clients/contract.md): plain JMS on activemq-client with
+ * ActiveMQ's defaults. One session, a MessageConsumer and MessageListener per queue, run in the
+ * session's thread (ActiveMQ's default; README.md says why never the transport's); records in
+ * {@link Received}. With --connections N > 1 the process holds N such consumers, each a slot
+ * ({@link ConsumerSlots}). {@link #connectionFactory()}, {@link #createSession},
+ * {@link #headers} and {@link #body} are the hooks a variant overrides.
  */
 public class Consumer {
     static final Opts.Program PROGRAM = Opts.Program.stock("consumer");
@@ -43,61 +25,26 @@ public class Consumer {
     protected final Opts o;
     /** JMS / ActiveMQ ack mode, or SESSION_TRANSACTED. */
     protected final int ackMode;
-    private final int ackEvery;         // client mode: acknowledge at least every ceil(prefetch/2)
-    private final boolean acks;         // a message asks something of the session: client modes, --tx-batch
     private final long target;          // stop after this many bench messages (0 = until stopped)
     private final CountDownLatch reached = new CountDownLatch(1);
     volatile Connection conn;
-    private volatile Session session;
+    private volatile Acks acks;         // what a message asks of the session (null: nothing)
     private Thread ticker;
     private final AtomicBoolean failing = new AtomicBoolean();   // failed() acts once
     /** A slot of several (--connections N > 1): its group; null for the process's one connection. */
     ConsumerSlots group;
 
-    // --- the listener's state (one session's calls, one at a time); the writers of the records
+    // the listener's state (one session's calls, one at a time); the writers of the records
     // (finish, failed) hold 'this', one after the other, once no listener call can run
-    private long received;              // bench messages: written by the listener, read by the ticker (RECEIVED)
-    /** {@link #received}, written and read opaque: a progress count needs no fence (a volatile store is one a message). */
-    static final VarHandle RECEIVED;
-    static {
-        try {
-            RECEIVED = MethodHandles.lookup().findVarHandle(Consumer.class, "received", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-    private long foreign, redelivered;
-    private int sinceAck;
-    private Message lastUnacked;
     private final Headers h = new Headers();
     private final BodyInfo bi = new BodyInfo();
-    private final Received kept;        // the records (and the producers' names, with or without)
+    private final Received kept;        // the counts, the records (with --records), the names seen
 
     protected Consumer(Opts o) {
         this.o = o;
-        switch (o.txBatch > 0 ? "tx" : o.ack) {
-            case "tx": ackMode = Session.SESSION_TRANSACTED; break;
-            case "client": ackMode = Session.CLIENT_ACKNOWLEDGE; break;
-            case "client-individual": ackMode = ActiveMQSession.INDIVIDUAL_ACKNOWLEDGE; break;
-            case "dups-ok": ackMode = Session.DUPS_OK_ACKNOWLEDGE; break;
-            default: ackMode = Session.AUTO_ACKNOWLEDGE;
-        }
-        ackEvery = Math.max(1, (o.prefetch + 1) / 2);
-        acks = o.txBatch > 0 || ackMode == Session.CLIENT_ACKNOWLEDGE || ackMode == ActiveMQSession.INDIVIDUAL_ACKNOWLEDGE;
-        long want = o.gate ? 0 : (long) o.count * o.bursts;
-        target = o.slot > 0 ? 0 : want;   // slots stop together (ConsumerSlots), none on its own
-        int cap = o.records == null ? 0
-            : o.slot > 0 ? o.slotCapacity(((want > 0 ? want : 1 << 16) + o.connections - 1) / o.connections)
-            : (int) Math.min(target > 0 ? target : 1 << 16, 1 << 20);
-        kept = new Received(cap);
-        // The records are the harness's, made here for the whole run (21 MB for 400,000
-        // messages): collected now, before the consumer connects, they move to the old
-        // generation. Left in eden, they survived the drain's first collections, and the parallel
-        // collector's adaptive sizing answered with survivors of up to 28 MB and an eden of
-        // 72-97 MB where the loop kept 96-121: 21-23 collections in a one-CPU drain the loop took
-        // 16 for; now 19 (28955a4:docs/perf.md, "The JMS consumer's eden"). It did not move the bench's
-        // receive rows.
-        if (cap > 0 && o.slot == 0) System.gc();   // (ConsumerSlots collects once, after making every slot)
+        ackMode = Connect.ackMode(o);
+        target = o.slot > 0 || o.gate ? 0 : (long) o.count * o.bursts;   // slots stop together (ConsumerSlots)
+        kept = Received.forRun(o);
     }
 
     public static void main(String[] args) {
@@ -116,10 +63,8 @@ public class Consumer {
         return c.createSession(o.txBatch > 0, ackMode);
     }
 
-    /** Reads the bench headers into {@code h}; false for a foreign message ({@link Headers#read}). */
+    /** The bench headers into {@code h} (false: a foreign message); the body's facts into {@code b}. */
     protected boolean headers(Message m, Headers h) throws JMSException { return Headers.read(m, h); }
-
-    /** The body's length, first bytes and CRC-32 into {@code b} ({@link BodyInfo#read}). */
     protected void body(Message m, BodyInfo b) throws JMSException { BodyInfo.read(m, b); }
 
     /** The variant's connection factory, with the queue prefetch (--prefetch) on its prefetch policy. */
@@ -139,7 +84,7 @@ public class Consumer {
             else failed(c, e);
         });
         Session s = createSession(c);
-        session = s;
+        acks = Acks.of(o, ackMode, s);
         for (int i = 0; i < o.destinations.length; i++) {
             final int di = i;
             s.createConsumer(s.createQueue(o.destinations[i])).setMessageListener(m -> onMessage(m, di));
@@ -148,21 +93,16 @@ public class Consumer {
         return c;
     }
 
-    void ready() {
-        Common.emit("ready", o.id, "\"role\":\"consumer\"," + Connect.nodelayJson(conn, o));
-    }
+    void ready() { Common.emit("ready", o.id, "\"role\":\"consumer\"," + Connect.nodelayJson(conn, o)); }
 
     protected final void run() {
         Common.installHook(this::finish);
         Connect.connectWithin(o, () -> connect(factoryForRun()));
         ready();
-        ticker = Common.ticker(o.id, "received", () -> (long) RECEIVED.getOpaque(this));
+        ticker = Common.ticker(o.id, "received", kept::received);
         try {
-            if (o.gate) {
-                awaitStopLine();
-            } else {
-                reached.await();   // with --count 0 only SIGTERM ends this
-            }
+            if (o.gate) Common.awaitStop();
+            else reached.await();   // with --count 0 only SIGTERM ends this
         } catch (IOException | InterruptedException e) {
             Common.die(1, "error: " + Connect.describe(e));
             return;
@@ -170,24 +110,11 @@ public class Consumer {
         Common.finishAndExit();
     }
 
-    /** --gate: reads stdin until 'stop' or its end. */
-    static void awaitStopLine() throws IOException {
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        String line;
-        while ((line = in.readLine()) != null) {
-            line = line.trim();
-            if (line.equals("stop")) break;
-            if (!line.isEmpty()) System.err.println("warning: ignoring stdin line '" + line + "'");
-        }
-    }
-
     /**
-     * A dropped connection (no failover) ends the consumer with exit 1; what it received is still
-     * written, as every client does. The library calls this before it disposes the sessions, so
-     * the listener may still be running: the connection is closed first, which returns once a
-     * listener call in progress has completed and lets no other start (JMS, Connection.close; in
-     * activemq-client, each consumer's dispatch lock), then the records are written. In a thread
-     * of its own: this runs in the connection's executor, which close() shuts down.
+     * A dropped connection (no failover): the records of what was received, then exit 1. The
+     * listener may still run: Connection.close returns once a call in progress has completed and
+     * lets no other start. In a thread of its own: this runs in the connection's executor, which
+     * close() shuts down.
      */
     private void failed(Connection c, JMSException e) {
         if (Common.closing || !failing.compareAndSet(false, true)) return;
@@ -204,36 +131,19 @@ public class Consumer {
     }
 
     /**
-     * Every message, in arrival order. One session calls it, one message at a time (JMS: a
-     * session serialises its listeners), so it takes no lock of its own: a stop
-     * (Connection.stop) and a dropped connection ({@link #failed}) wait for a call in progress
-     * through the library. The hot path is kept small, its rare steps (a new producer,
-     * acknowledging in the client modes, a transaction) in methods of their own.
+     * Every message, in arrival order, one at a time (JMS: a session serialises its listeners):
+     * no lock of its own; a stop and a dropped connection wait for a call in progress through
+     * the library. Rare steps (a new producer, acknowledgements) are methods of their own.
      */
     private void onMessage(Message m, int di) {
         final long recvNs = Common.nowNs();
         try {
-            if (!bench(m, di, recvNs)) foreign++;
-            if (acks) acknowledge(m);
+            if (!bench(m, di, recvNs)) kept.foreign();
+            if (acks != null) acks.after(m);
         } catch (JMSException | RuntimeException e) {
             Common.die(1, "error: receiving from " + o.url + " failed: " + Connect.describe(e));
         }
-        if (target > 0 && received >= target) reached.countDown();
-    }
-
-    /** The client acknowledgement modes and --tx-batch: what a message asks of the session. */
-    private void acknowledge(Message m) throws JMSException {
-        switch (ackMode) {
-            case Session.CLIENT_ACKNOWLEDGE:
-                lastUnacked = m;
-                if (++sinceAck >= ackEvery) { m.acknowledge(); sinceAck = 0; lastUnacked = null; }
-                break;
-            case ActiveMQSession.INDIVIDUAL_ACKNOWLEDGE:
-                m.acknowledge();
-                break;
-            default:
-        }
-        if (o.txBatch > 0 && ++sinceAck >= o.txBatch) { session.commit(); sinceAck = 0; }
+        if (target > 0 && kept.received() >= target) reached.countDown();
     }
 
     /** Records a bench message and returns true, or false for a foreign one (headers missing or unparsable). */
@@ -243,9 +153,8 @@ public class Consumer {
         if (pi < 0) return false;
         body(m, bi);
         final boolean redel = m.getJMSRedelivered();
-        if (redel) redelivered++;
         if (o.records != null) kept.add(h, bi, pi, di, recvNs, redel);
-        RECEIVED.setOpaque(this, received + 1);
+        kept.count(redel);
         return true;
     }
 
@@ -267,15 +176,7 @@ public class Consumer {
     void quiesce() {
         try {
             conn.stop();   // waits for a listener call in progress; nothing more is delivered
-            synchronized (this) {
-                if (o.txBatch > 0) {
-                    if (sinceAck > 0) session.commit();
-                } else if (lastUnacked != null) {
-                    lastUnacked.acknowledge();
-                }
-                sinceAck = 0;
-                lastUnacked = null;
-            }
+            synchronized (this) { if (acks != null) acks.atStop(); }
         } catch (JMSException e) {
             throw new RuntimeException((o.txBatch > 0 ? "commit" : "acknowledge") + " at stop failed: " + Connect.describe(e), e);
         }
@@ -287,12 +188,11 @@ public class Consumer {
 
     /** The done line: the process's last when {@code last}. */
     void done(boolean last) {
-        String rest = "\"received\":" + received + ",\"foreign\":" + foreign + ",\"redelivered\":" + redelivered;
-        if (last) Common.emitLast("done", o.id, rest);
-        else Common.emit("done", o.id, rest);
+        Common.emit(last, "done", o.id, kept.counts());
     }
 
-    void writeRecords() {
-        kept.write(o.records, o.destinations);
-    }
+    /** Bench messages received so far (any thread). */
+    long received() { return kept.received(); }
+
+    void writeRecords() { kept.write(o.records, o.destinations); }
 }

@@ -44,9 +44,9 @@ final class ConsumerSlots {
         }
         String[] ids = new String[slots.length];
         for (int i = 0; i < slots.length; i++) ids[i] = slots[i].o.id;
-        ticker = Common.slotTicker(ids, "received", i -> (long) Consumer.RECEIVED.getOpaque(slots[i]));
+        ticker = Common.slotTicker(ids, "received", i -> slots[i].received());
         try {
-            if (o.gate) Consumer.awaitStopLine();
+            if (o.gate) Common.awaitStop();
             else awaitTarget();
         } catch (IOException | InterruptedException e) {
             Common.die(1, "error: " + Connect.describe(e));
@@ -75,7 +75,7 @@ final class ConsumerSlots {
 
     private long total() {
         long n = 0;
-        for (Consumer c : slots) n += (long) Consumer.RECEIVED.getOpaque(c);
+        for (Consumer c : slots) n += c.received();
         return n;
     }
 

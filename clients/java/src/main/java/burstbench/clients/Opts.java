@@ -50,6 +50,14 @@ public final class Opts implements Cloneable {
 
     public boolean producer() { return role.equals("producer"); }
     public boolean failover() { return url.startsWith("failover:"); }
+    /** A producer's messages a burst: --count, or with --duration those due before its end
+     * (open loop), or without a rate a flood that the end cuts short. */
+    public int burstCount() {
+        return duration <= 0 ? count
+            : rate > 0 ? (int) Math.max(1, Math.min(Integer.MAX_VALUE - 8, Math.ceil(duration * rate)))
+            : Integer.MAX_VALUE;
+    }
+
     public long connectTimeoutMs() { return Math.max(1L, Math.round(connectTimeout * 1000)); }
 
     /**

@@ -1,11 +1,6 @@
 package burstbench.clients;
 
 import java.io.IOException;
-import java.util.Arrays;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32;
 
@@ -22,45 +17,32 @@ import org.apache.activemq.ActiveMQMessageProducer;
 import org.apache.activemq.AsyncCallback;
 
 /**
- * burstbench producer over OpenWire (clients/contract.md): bursts of BytesMessages carrying
- * bb_producer / bb_seq / bb_burst / bb_sent_ns, the run's bb_nonce and the body's bb_crc32 as
- * string properties, the last of each burst confirmed by the broker. Plain JMS on activemq-client with ActiveMQ's defaults.
- *
- * Non-persistent messages go asynchronously (ActiveMQ's default), and so do persistent ones
- * with --async-send ({@code useAsyncSend}); the burst's last one is then sent with an
- * {@link AsyncCallback} (activemq-client 6.1 has no JMS 2 CompletionListener) and waited for,
- * and since the broker handles a connection's commands in order, every earlier message is
- * then in too. Persistent messages are otherwise synchronous sends. With --tx-batch the
- * session is transacted and commits every N messages and at burst end.
- *
- * With --connections N > 1 the process holds N such producers, each a slot ({@link ProducerSlots}).
- *
- * {@link #connectionFactory()} and {@link #message} are the hooks a variant overrides.
+ * burstbench producer over OpenWire (clients/contract.md): plain JMS on activemq-client with
+ * ActiveMQ's defaults. Bursts of BytesMessages with the bench's string properties, the last of
+ * each burst confirmed by the broker: sent with an {@link AsyncCallback} and waited for when
+ * sends are asynchronous (non-persistent, or --async-send), a synchronous send otherwise, a
+ * commit with --tx-batch (README.md). With --connections N > 1 the process holds N such
+ * producers, each a slot ({@link ProducerSlots}). {@link #connectionFactory()} and
+ * {@link #message} are the hooks a variant overrides.
  */
 public class Producer {
     static final Opts.Program PROGRAM = Opts.Program.stock("producer");
 
     protected final Opts o;
     private volatile Connection conn;
-    /** The one session every message is created and sent in. */
-    protected volatile Session session;
+    protected volatile Session session;   // the one session every message is created and sent in
     private MessageProducer[] producers;
     private byte[] body;
     private final CRC32 crc = new CRC32();
     private Thread ticker;
 
     volatile boolean stopRequested;
-    volatile boolean inBurst;      // the send loop is sending (a stop waits for it to notice)
-    volatile long sent;            // messages sent so far (read by the ticker)
-    private int pendingTx;                 // sent in the open transaction
-    private Sent log;                      // the records (with --records)
-    private int burstCount;                // --count, or the messages of a --duration burst
-    /** A slot of several (--connections N > 1): its group, and the bursts it is to send. */
-    ProducerSlots group;
-    BlockingQueue<ProducerSlots.Order> orders;
-    /** A slot's burst start: the process's, and its schedule's shift under --rate (slot i: (i-1)/(N R)). */
-    volatile long burstStart;
-    private long phaseNs;
+    volatile boolean inBurst;       // the send loop is sending (a stop waits for it to notice)
+    volatile long sent;             // messages sent so far (read by the ticker)
+    private int pendingTx;          // sent in the open transaction
+    private Sent log;               // the records (with --records)
+    private int burstCount;         // --count, or the messages of a --duration burst
+    ProducerSlots.Slot slot;        // a slot of several (--connections N > 1): its group, orders and start
 
     protected Producer(Opts o) { this.o = o; }
 
@@ -71,15 +53,10 @@ public class Producer {
     }
 
     /** The connection factory; run() then adds --async-send (useAsyncSend). */
-    protected ActiveMQConnectionFactory connectionFactory() {
-        return Connect.factory(o);
-    }
+    protected ActiveMQConnectionFactory connectionFactory() { return Connect.factory(o); }
 
-    /**
-     * Message {@code seq} of burst {@code burst}, stamped {@code sentNs}: a BytesMessage of
-     * the body (a counter, then 'x') with the four bench headers, the run's nonce and the
-     * body's CRC-32 as string properties.
-     */
+    /** Message {@code seq} of burst {@code burst}, stamped {@code sentNs}: a BytesMessage of the
+     * body (a counter, then 'x'), the bench headers, nonce and body CRC-32 as string properties. */
     protected Message message(int burst, long seq, long sentNs) throws JMSException {
         BytesMessage m = session.createBytesMessage();
         Common.counter(seq, body, body.length);
@@ -94,11 +71,7 @@ public class Producer {
     }
 
     /** CRC-32 (IEEE, as zlib's crc32) of b[off..off+len). */
-    protected final int crc32(byte[] b, int off, int len) {
-        crc.reset();
-        crc.update(b, off, len);
-        return (int) crc.getValue();
-    }
+    protected final int crc32(byte[] b, int off, int len) { crc.reset(); crc.update(b, off, len); return (int) crc.getValue(); }
 
     /** The variant's connection factory, with --async-send (useAsyncSend). */
     ActiveMQConnectionFactory factoryForRun() {
@@ -112,10 +85,7 @@ public class Producer {
         Connection c = f.createConnection();
         conn = c;
         Failover.reconnectLines(c, o);
-        c.setExceptionListener(e -> {
-            if (group != null) group.failed(this, e);
-            else Connect.connectionFailed(o, e);
-        });
+        c.setExceptionListener(e -> { if (slot != null) slot.group().failed(this, e); else Connect.connectionFailed(o, e); });
         boolean tx = o.txBatch > 0;
         Session s = c.createSession(tx, tx ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);
         MessageProducer[] ps = new MessageProducer[o.destinations.length];
@@ -132,17 +102,9 @@ public class Producer {
     /** The body, the burst's length and room for the records; then the ready line. */
     void prepare() {
         body = new byte[o.size];
-        Arrays.fill(body, (byte) 'x');
-        // a burst of fixed duration: the messages due before its end, or a flood until it ends
-        burstCount = o.duration <= 0 ? o.count
-            : o.rate > 0 ? (int) Math.max(1, Math.min(Integer.MAX_VALUE - 8, Math.ceil(o.duration * o.rate)))
-            : Integer.MAX_VALUE;
-        // slot i's paced sends due (i-1)/N of an interval after slot 1's: spread, not all at once
-        if (o.slot > 0 && o.rate > 0) phaseNs = (long) ((o.slot - 1) * (1e9 / o.rate) / o.connections);
-        if (o.records != null) {
-            long want = (long) burstCount * o.bursts;
-            log = new Sent(o.slot > 0 ? o.slotCapacity(want) : (int) Math.min(want, 1 << 20));
-        }
+        java.util.Arrays.fill(body, (byte) 'x');
+        burstCount = o.burstCount();
+        if (o.records != null) log = new Sent(o, burstCount);
         Common.emit("ready", o.id, "\"role\":\"producer\"," + Connect.nodelayJson(conn, o));
     }
 
@@ -163,11 +125,7 @@ public class Producer {
 
     void sendBurst(int burst) throws JMSException, InterruptedException {
         inBurst = true;
-        try {
-            sendBurst0(burst);
-        } finally {
-            inBurst = false;
-        }
+        try { sendBurst0(burst); } finally { inBurst = false; }
     }
 
     private void sendBurst0(int burst) throws JMSException, InterruptedException {
@@ -176,60 +134,32 @@ public class Producer {
         final boolean tx = o.txBatch > 0;
         final boolean confirmLast = !tx && (!o.persistent || o.asyncSend);
         final double nsPerMsg = o.rate > 0 ? 1e9 / o.rate : 0;
-        final long start = group == null ? Common.nowNs() : burstStart + phaseNs;
+        final long start = slot == null ? Common.nowNs() : slot.start();
         final long end = o.duration > 0 && nsPerMsg == 0 ? start + (long) (o.duration * 1e9) : 0;  // a timed flood
         long first = 0, last = 0;
-        int i = 0;
-        for (; i < count; i++) {
-            if (stopRequested) break;
+        int i = 0;   // (after the loop: the messages sent)
+        for (; i < count && !stopRequested; i++) {
             long seq = base + i, stamp, now;
-            if (nsPerMsg > 0) {
-                stamp = start + (long) (i * nsPerMsg);
-                now = Common.nowNs();
-                while (now < stamp) {
-                    LockSupport.parkNanos(stamp - now);
-                    now = Common.nowNs();
-                }
-            } else {
-                stamp = now = Common.nowNs();
-            }
+            if (nsPerMsg > 0) now = Common.sleepUntil(stamp = start + (long) (i * nsPerMsg));
+            else stamp = now = Common.nowNs();
             final boolean finalOne = i == count - 1 || (end != 0 && now >= end);
             Message m = message(burst, seq, stamp);
             MessageProducer p = producers[(int) (seq % nd)];
             if (i == 0) first = now;
             last = now;
             if (confirmLast && finalOne) {
-                sendConfirmed((ActiveMQMessageProducer) p, m);
+                Connect.sendConfirmed((ActiveMQMessageProducer) p, m, () -> stopRequested);
             } else {
                 p.send(m);
                 if (tx && ++pendingTx >= o.txBatch) { session.commit(); pendingTx = 0; }
             }
-            record(seq, stamp, now);
+            if (log != null) log.record(seq, stamp, now);
+            sent = seq + 1;   // seq runs on across bursts from 0
             if (finalOne) { i++; break; }
         }
         if (tx && pendingTx > 0) { session.commit(); pendingTx = 0; }
-        if (i == count || (end != 0 && last >= end)) {
+        if (i == count || (end != 0 && last >= end))
             Common.emit("burst", o.id, "\"burst\":" + burst + ",\"sent\":" + i + ",\"first_ns\":" + first + ",\"last_ns\":" + last);
-        }
-    }
-
-    /** Sends with a broker receipt (ActiveMQ's AsyncCallback) and waits for it. */
-    private void sendConfirmed(ActiveMQMessageProducer p, Message m) throws JMSException, InterruptedException {
-        final CountDownLatch done = new CountDownLatch(1);
-        final JMSException[] failure = new JMSException[1];
-        p.send(m, new AsyncCallback() {
-            @Override public void onSuccess() { done.countDown(); }
-            @Override public void onException(JMSException e) { failure[0] = e; done.countDown(); }
-        });
-        while (!done.await(100, TimeUnit.MILLISECONDS)) {
-            if (stopRequested) return;   // SIGTERM while the broker holds us back
-        }
-        if (failure[0] != null) throw failure[0];
-    }
-
-    private void record(long seq, long stamp, long actual) {
-        if (log != null) log.record(seq, stamp, actual);
-        sent = seq + 1;   // seq runs on across bursts from 0
     }
 
     /** Stop: finish the send loop, commit what is open, disconnect, write records, print done. */
@@ -250,25 +180,21 @@ public class Producer {
 
     /** Commits what is open (once the send loop has stopped) and disconnects. */
     void close(boolean loopDone) {
-        if (conn != null) {
-            try {
-                if (loopDone && session != null && pendingTx > 0) { session.commit(); pendingTx = 0; }
-            } catch (JMSException e) {
-                throw new RuntimeException("commit failed: " + Connect.describe(e), e);
-            }
-            try { conn.close(); } catch (JMSException e) { System.err.println("warning: close: " + Connect.describe(e)); }
+        if (conn == null) return;
+        try {
+            if (loopDone && session != null && pendingTx > 0) { session.commit(); pendingTx = 0; }
+        } catch (JMSException e) {
+            throw new RuntimeException("commit failed: " + Connect.describe(e), e);
         }
+        try { conn.close(); } catch (JMSException e) { System.err.println("warning: close: " + Connect.describe(e)); }
     }
 
     /** Writes the records and prints done: the process's last line when {@code last}. */
     void report(boolean last) {
         long n = sent;
         if (o.records != null) writeRecords(n);
-        if (last) Common.emitLast("done", o.id, "\"sent\":" + n);
-        else Common.emit("done", o.id, "\"sent\":" + n);
+        Common.emit(last, "done", o.id, "\"sent\":" + n);
     }
 
-    void writeRecords(long n) {
-        log.write(o.records, o.id, n, burstCount);
-    }
+    void writeRecords(long n) { log.write(o.records, o.id, n, burstCount); }
 }

@@ -1,9 +1,11 @@
 package burstbench.clients;
 
 import java.io.IOException;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import jakarta.jms.JMSException;
 
@@ -21,6 +23,15 @@ import org.apache.activemq.ActiveMQConnectionFactory;
  * each other.
  */
 final class ProducerSlots {
+    /**
+     * What a producer that is a slot has beyond one: its group, the bursts it is ordered, and the
+     * start of the one being sent, the process's, with under --rate slot i's shift by (i-1)/(N R):
+     * the slots' paced sends spread over each interval instead of leaving together.
+     */
+    record Slot(ProducerSlots group, BlockingQueue<Order> orders, long phaseNs, AtomicLong burstStart) {
+        long start() { return burstStart.get() + phaseNs; }
+    }
+
     /** A burst ordered to every slot (burst -1: no more), from the process's start; {@code done} counts the slots through. */
     record Order(int burst, long start, CountDownLatch done) { }
 
@@ -28,9 +39,9 @@ final class ProducerSlots {
     /** A slot's thread: sends the bursts it is ordered, in order, until the end or a stop. */
     private static void sendOrdered(Producer p) {
         try {
-            for (Order order; (order = p.orders.take()).burst() >= 0; ) {
+            for (Order order; (order = p.slot.orders().take()).burst() >= 0; ) {
                 try {
-                    p.burstStart = order.start();
+                    p.slot.burstStart().set(order.start());
                     if (!p.stopRequested) p.sendBurst(order.burst());
                 } finally {
                     order.done().countDown();
@@ -38,7 +49,7 @@ final class ProducerSlots {
             }
         } catch (JMSException | InterruptedException e) {
             p.inBurst = false;
-            p.group.failed(p, "send to " + p.o.url + " failed", e);
+            p.slot.group().failed(p, "send to " + p.o.url + " failed", e);
         }
     }
 
@@ -52,8 +63,8 @@ final class ProducerSlots {
         slots = new Producer[o.connections];
         for (int i = 0; i < slots.length; i++) {
             Producer p = new Producer(o.slot(i + 1));
-            p.group = this;
-            p.orders = new LinkedBlockingQueue<>();
+            long phase = o.rate > 0 ? (long) (i * (1e9 / o.rate) / o.connections) : 0;
+            p.slot = new Slot(this, new LinkedBlockingQueue<>(), phase, new AtomicLong());
             slots[i] = p;
         }
     }
@@ -80,7 +91,7 @@ final class ProducerSlots {
             Common.die(1, "error: " + Connect.describe(e));
             return;
         }
-        for (Producer p : slots) p.orders.add(new Order(-1, 0, null));
+        for (Producer p : slots) p.slot.orders().add(new Order(-1, 0, null));
         for (Thread t : senders) {
             try { t.join(); } catch (InterruptedException e) { break; }
         }
@@ -96,7 +107,7 @@ final class ProducerSlots {
     /** Burst {@code b} on every slot from one start; returns when each slot is through it (or the process stops). */
     private void burst(int b) throws InterruptedException {
         Order order = new Order(b, Common.nowNs(), new CountDownLatch(slots.length));
-        for (Producer p : slots) p.orders.add(order);
+        for (Producer p : slots) p.slot.orders().add(order);
         while (!order.done().await(100, TimeUnit.MILLISECONDS)) {
             if (!Common.running()) return;   // a stop or a failure ends the slots' loops itself
         }

@@ -5,6 +5,8 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -21,6 +23,17 @@ import java.util.Map;
 final class Received {
     private final Names producers = new Names(), nonces = new Names();
     private final Map<Integer, String> rawCrc = new HashMap<>();   // record -> bb_crc32 not in canonical form
+    // bench messages (written by the listener, read by the ticker: RECEIVED), foreign ones, redelivered ones
+    private long received, foreign, redelivered;
+    /** {@link #received}, written and read opaque: a progress count needs no fence (a volatile store is one a message). */
+    private static final VarHandle RECEIVED;
+    static {
+        try {
+            RECEIVED = MethodHandles.lookup().findVarHandle(Received.class, "received", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private int n;
     private int[] rProducer, rBurst, rBytes, rDest, rNonce, rCrcHeader, rCrcBody;
     private long[] rSeq, rSent, rRecv;
@@ -31,6 +44,41 @@ final class Received {
         rNonce = new int[cap]; rCrcHeader = new int[cap]; rCrcBody = new int[cap];
         rSeq = new long[cap]; rSent = new long[cap]; rRecv = new long[cap]; rFlags = new byte[cap];
     }
+
+    /**
+     * The records of a consumer of {@code o} (none without --records): room for --count x
+     * --bursts (at most 2^20; a slot its share), made before the consumer connects and
+     * collected then. The records are the harness's, made here for the whole run (21 MB for
+     * 400,000 messages): collected now, they move to the old generation. Left in eden, they
+     * survived the drain's first collections, and the parallel collector's adaptive sizing
+     * answered with survivors of up to 28 MB and an eden of 72-97 MB where the loop kept
+     * 96-121: 21-23 collections in a one-CPU drain the loop took 16 for; now 19
+     * (28955a4:docs/perf.md, "The JMS consumer's eden"). It did not move the bench's receive
+     * rows. ConsumerSlots collects once, after making every slot.
+     */
+    static Received forRun(Opts o) {
+        long want = o.gate ? 0 : (long) o.count * o.bursts;
+        int cap = o.records == null ? 0
+            : o.slot > 0 ? o.slotCapacity(((want > 0 ? want : 1 << 16) + o.connections - 1) / o.connections)
+            : (int) Math.min(want > 0 ? want : 1 << 16, 1 << 20);
+        Received r = new Received(cap);
+        if (cap > 0 && o.slot == 0) System.gc();
+        return r;
+    }
+
+    /** A bench message counted (recorded or not). */
+    void count(boolean redelivered) {
+        if (redelivered) this.redelivered++;
+        RECEIVED.setOpaque(this, received + 1);
+    }
+
+    void foreign() { foreign++; }
+
+    /** Bench messages so far, from any thread. */
+    long received() { return (long) RECEIVED.getOpaque(this); }
+
+    /** The done line's counts. */
+    String counts() { return "\"received\":" + received + ",\"foreign\":" + foreign + ",\"redelivered\":" + redelivered; }
 
     /** The index of producer {@code id}, or -1 for an id that is no contract id (a foreign message). */
     int producer(String id) { return producers.of(id, Received::contractId); }

@@ -16,9 +16,11 @@ import java.util.Arrays;
 final class Sent {
     private long[] sentNs, actualNs;
 
-    Sent(int capacity) {
-        sentNs = new long[capacity];
-        actualNs = new long[capacity];
+    /** Room for a producer of {@code o}'s bursts of {@code burstCount} (at most 2^20; a slot its share). */
+    Sent(Opts o, int burstCount) {
+        long want = (long) burstCount * o.bursts;
+        sentNs = new long[o.slot > 0 ? o.slotCapacity(want) : (int) Math.min(want, 1 << 20)];
+        actualNs = new long[sentNs.length];
     }
 
     void record(long seq, long stamp, long actual) {
