@@ -11,6 +11,7 @@ import akka.actor.typed.javadsl.TimerScheduler;
 import burstbench.bridge.shared.EpochClock;
 import burstbench.bridge.shared.LongArray;
 import burstbench.bridge.shared.Out;
+import burstbench.clients.Names;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;

@@ -3,21 +3,22 @@ package burstbench.bridge.contract;
 import burstbench.bridge.shared.Cli;
 import burstbench.bridge.shared.Jms;
 import burstbench.bridge.shared.Out;
+import burstbench.clients.Table;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Set;
-import java.util.regex.Pattern;
+import java.util.Locale;
+import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.ParseResult;
 
 /**
- * The options of clients/contract.md for one role, parsed with picocli. The option table is
- * clients/options.yaml: the harness checks every value against it before it starts a client;
- * this class checks types, minimums, --id and the URL (what the contract tests ask) and what
- * the bridge cannot do.
+ * The options of clients/contract.md for one role, parsed with picocli over this bridge's rows
+ * of clients/options.tsv (clients/options.yaml resolved per client, which the harness checks
+ * every value against too), each value checked against its row as the JMS client checks its
+ * own (burstbench.clients.Table).
  */
 public final class ContractArgs {
 
@@ -29,35 +30,6 @@ public final class ContractArgs {
       super(message);
     }
   }
-
-  public static final Set<String> ACK_MODES = Set.of("auto", "client", "client-individual", "dups-ok");
-  private static final Pattern ID = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
-
-  /** One row per option: name, roles ("p", "c", "pc"), type ("" flag, "s", "i", "d"), label, help. */
-  private static final String[][] OPTIONS = {
-    {"url", "pc", "s", "URL", "tcp://HOST:PORT, ssl://..., nio://... or failover:(...)"},
-    {"destinations", "pc", "s", "LIST", "comma-separated queue names"},
-    {"count", "p", "i", "N", "messages per burst (default 1000)"},
-    {"count", "c", "i", "N", "with --bursts B and no --gate, stop after N x B (0 = until stopped)"},
-    {"size", "pc", "i", "BYTES", "body size (default 6; the consumer ignores it)"},
-    {"bursts", "pc", "i", "B", "number of bursts (default 1)"},
-    {"persistent", "p", "", "", "persistent delivery"},
-    {"rate", "p", "d", "R", "messages/s (0 = as fast as possible)"},
-    {"nonce", "p", "s", "NONCE", "run nonce (default 0), sent as property bb_nonce"},
-    {"ack", "c", "s", "MODE", "auto | client | client-individual | dups-ok (default auto)"},
-    {"prefetch", "c", "i", "N", "broker prefetch (default 1000)"},
-    {"workers", "c", "i", "W", "actors in the recording pool (default 4)"},
-    {"tx-batch", "pc", "i", "N", "commit every N messages (0 = no transactions)"},
-    {"id", "pc", "s", "ID", "process id (default p1 / c1)"},
-    {"records", "pc", "s", "PATH", "write raw records (TSV) here when stopping"},
-    {"gate", "pc", "", "", "take go/stop commands from stdin"},
-    {"user", "pc", "s", "U", "broker user"},
-    {"password", "pc", "s", "P", "broker password (or the environment's BB_PASSWORD)"},
-    {"ca", "pc", "s", "FILE", "PEM CA that signed the broker's TLS certificate"},
-    {"cert", "pc", "s", "FILE", "PEM client certificate for mutual TLS (with --key)"},
-    {"key", "pc", "s", "FILE", "the client certificate's PEM private key, unencrypted"},
-    {"connect-timeout", "pc", "d", "S", "seconds to connect (default 10)"},
-  };
 
   public final Role role;
   public String url;
@@ -90,30 +62,34 @@ public final class ContractArgs {
     this.id = role == Role.PRODUCER ? "p1" : "c1";
   }
 
+  /** clients/options.tsv's rows for this bridge and {@code role} (burstbench.clients.Table). */
+  private static List<Map<String, String>> rows(Role role) {
+    return Table.rows(Cli.CLIENT, role == Role.PRODUCER ? "producer" : "consumer");
+  }
+
   private static CommandLine commandLine(Role role) {
     boolean p = role == Role.PRODUCER;
-    String r = p ? "p" : "c";
     CommandSpec spec = CommandSpec.create();
     spec.usageMessage().sortOptions(false).width(110).synopsisHeading("")
         .customSynopsis("usage: java -cp akka-bridge/target/classes:akka-bridge/target/lib/* burstbench.bridge."
             + (p ? "ContractProducer" : "ContractConsumer") + " --url URL --destinations Q1[,Q2...] [options]")
         .description("burstbench client (clients/contract.md), " + (p ? "producer" : "consumer")
             + ": Akka actors + ActiveMQ OpenWire JMS");
-    for (String[] o : OPTIONS) {
-      if (!o[1].contains(r)) {
-        continue;
-      }
-      OptionSpec.Builder b = OptionSpec.builder("--" + o[0]).description(o[4]);
-      switch (o[2]) {
-        case "i" -> b.type(long.class).paramLabel(o[3]);
-        case "d" -> b.type(double.class).paramLabel(o[3]);
-        case "s" -> b.type(String.class).paramLabel(o[3]);
-        default -> b.arity("0");
+    for (Map<String, String> row : rows(role)) {
+      OptionSpec.Builder b = OptionSpec.builder("--" + row.get("option")).description(row.get("help"));
+      switch (row.get("option")) {
+        case "version" -> b.versionHelp(true);
+        case "help" -> b.usageHelp(true);
+        default -> {
+          if (row.get("type").equals("flag")) {
+            b.arity("0");
+          } else {
+            b.type(String.class).paramLabel(row.get("type").toUpperCase(Locale.ROOT));
+          }
+        }
       }
       spec.addOption(b.build());
     }
-    spec.addOption(OptionSpec.builder("--version").versionHelp(true).description("print versions as JSON").build());
-    spec.addOption(OptionSpec.builder("--help").usageHelp(true).description("this text").build());
     return new CommandLine(spec).setExpandAtFiles(false);
   }
 
@@ -150,6 +126,7 @@ public final class ContractArgs {
     }
   }
 
+  /** Parses {@code argv} against the table's rows, each value checked against its row (Invalid: one line). */
   public static ContractArgs parse(String[] argv, Role role) throws Invalid {
     ContractArgs a = new ContractArgs(role);
     boolean producer = role == Role.PRODUCER;
@@ -165,62 +142,42 @@ public final class ContractArgs {
     if (a.help || a.version) {
       return a;
     }
-    a.url = r.matchedOptionValue("--url", null);
-    String dests = r.matchedOptionValue("--destinations", null);
-    if (a.url == null) {
-      throw new Invalid("--url is required");
+    Map<String, String> v;
+    try {
+      v = Table.values(rows(role), name -> r.matchedOptionValue("--" + name, null), name -> r.hasMatchedOption("--" + name));
+    } catch (IllegalArgumentException e) {
+      throw new Invalid(e.getMessage());
     }
-    if (dests == null) {
-      throw new Invalid("--destinations is required");
-    }
-    a.destinations.addAll(Arrays.asList(dests.split(",", -1)));
-    a.count = atLeast(r, "count", producer ? 1 : 0, 1000);
-    a.size = (int) atLeast(r, "size", 1, 6);
-    a.bursts = (int) atLeast(r, "bursts", 1, 1);
-    a.txBatch = (int) atLeast(r, "tx-batch", 0, 0);
-    a.id = r.matchedOptionValue("--id", a.id);
-    if (!ID.matcher(a.id).matches()) {
-      throw new Invalid("--id must match [A-Za-z0-9_.-]{1,64} (got '" + a.id + "')");
-    }
-    a.records = r.matchedOptionValue("--records", null);
-    a.gate = r.hasMatchedOption("--gate");
-    a.user = r.matchedOptionValue("--user", null);
-    a.password = r.matchedOptionValue("--password", null);
+    a.url = v.get("url");
+    a.destinations.addAll(Arrays.asList(v.get("destinations").split(",", -1)));
+    a.count = Long.parseLong(v.get("count"));
+    a.size = Integer.parseInt(v.get("size"));
+    a.bursts = Integer.parseInt(v.get("bursts"));
+    a.txBatch = Integer.parseInt(v.get("tx-batch"));
+    a.id = v.get("id");
+    a.records = v.get("records");
+    a.gate = v.get("gate") != null;
+    a.user = v.get("user");
+    a.password = v.get("password");
     if (a.password == null && a.user != null) {
       a.password = System.getenv("BB_PASSWORD"); // off the process list
     }
-    a.ca = r.matchedOptionValue("--ca", null);
-    a.cert = r.matchedOptionValue("--cert", null);
-    a.key = r.matchedOptionValue("--key", null);
+    a.ca = v.get("ca");
+    a.cert = v.get("cert");
+    a.key = v.get("key");
     if ((a.cert == null) != (a.key == null)) {
       throw new Invalid("--cert and --key must be given together");
     }
-    a.connectTimeout = r.matchedOptionValue("--connect-timeout", 10.0);
+    a.connectTimeout = Double.parseDouble(v.get("connect-timeout"));
     if (producer) {
-      a.persistent = r.hasMatchedOption("--persistent");
-      a.rate = r.matchedOptionValue("--rate", 0.0);
-      a.nonce = r.matchedOptionValue("--nonce", "0");
+      a.persistent = v.get("persistent") != null;
+      a.rate = Double.parseDouble(v.get("rate"));
+      a.nonce = v.get("nonce");
     } else {
-      a.ack = r.matchedOptionValue("--ack", "auto");
-      if (!ACK_MODES.contains(a.ack)) {
-        throw new Invalid("--ack must be one of auto, client, client-individual, dups-ok (got '" + a.ack + "')");
-      }
-      a.prefetch = (int) atLeast(r, "prefetch", 0, 1000);
-      a.workers = (int) atLeast(r, "workers", 1, 4);
-    }
-    if (!Jms.isOpenWire(a.url)) {
-      throw new Invalid("unsupported url " + a.url
-          + ": the akka-bridge client speaks OpenWire only (tcp://, ssl://, nio://, failover:(...))");
+      a.ack = v.get("ack");
+      a.prefetch = Integer.parseInt(v.get("prefetch"));
+      a.workers = Integer.parseInt(v.get("workers"));
     }
     return a;
-  }
-
-  /** An integer option's value (or its default), at least {@code min} and at most an int. */
-  private static long atLeast(ParseResult r, String name, long min, long dflt) throws Invalid {
-    long n = r.matchedOptionValue("--" + name, dflt);
-    if (n < min || n > Integer.MAX_VALUE) {
-      throw new Invalid("--" + name + " must be in " + min + ".." + Integer.MAX_VALUE + " (got " + n + ")");
-    }
-    return n;
   }
 }

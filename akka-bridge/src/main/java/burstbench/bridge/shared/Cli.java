@@ -24,10 +24,13 @@ public final class Cli {
         .withFallback(ConfigFactory.load());
   }
 
+  /** This bridge's name in the client registry and clients/options.tsv. */
+  public static final String CLIENT = "akka-bridge";
+
   public static String versionLine() {
     String akkaVersion = akka.Version.current();
     String amq = org.apache.activemq.ActiveMQConnectionMetaData.PROVIDER_VERSION;
-    return "{\"client\":\"akka-bridge\",\"library\":\"Akka " + akkaVersion + " + activemq-client " + amq
+    return "{\"client\":\"" + CLIENT + "\",\"library\":\"Akka " + akkaVersion + " + activemq-client " + amq
         + "\",\"runtime\":\"Java " + System.getProperty("java.version") + "\"}";
   }
 

@@ -1,5 +1,6 @@
 package burstbench.bridge.shared;
 
+import burstbench.clients.Tls;
 import jakarta.jms.Connection;
 import jakarta.jms.JMSException;
 import jakarta.jms.JMSSecurityException;
@@ -64,8 +65,8 @@ public final class Jms {
       if (caPem != null || certPem != null) {
         org.apache.activemq.ActiveMQSslConnectionFactory sf =
             new org.apache.activemq.ActiveMQSslConnectionFactory(url);
-        sf.setKeyAndTrustManagers(certPem != null ? keyManagers(certPem, keyPem) : null,
-            caPem != null ? trustManagers(caPem) : null, null);
+        sf.setKeyAndTrustManagers(certPem != null ? Tls.keyManagers(certPem, keyPem) : null,
+            caPem != null ? Tls.trustManagers(caPem) : null, null);
         f = sf;
       } else {
         f = new ActiveMQConnectionFactory(url);
@@ -82,73 +83,6 @@ public final class Jms {
     f.setWatchTopicAdvisories(false);
     f.setCopyMessageOnSend(false);
     return f;
-  }
-
-  private static javax.net.ssl.KeyManager[] keyManagers(String certPem, String keyPem) {
-    try {
-      java.util.List<java.security.cert.Certificate> chain = new java.util.ArrayList<>();
-      try (java.io.InputStream in =
-          java.nio.file.Files.newInputStream(java.nio.file.Path.of(certPem))) {
-        chain.addAll(
-            java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in));
-      }
-      if (chain.isEmpty()) {
-        throw new IllegalArgumentException("--cert " + certPem + ": no certificate in the file");
-      }
-      java.util.regex.Matcher m = java.util.regex.Pattern
-          .compile("-----BEGIN PRIVATE KEY-----([A-Za-z0-9+/=\\s]+)-----END PRIVATE KEY-----")
-          .matcher(java.nio.file.Files.readString(java.nio.file.Path.of(keyPem)));
-      if (!m.find()) {
-        throw new IllegalArgumentException("--key " + keyPem + ": not an unencrypted PKCS#8 PEM "
-            + "key (BEGIN PRIVATE KEY; openssl pkcs8 -topk8 -nocrypt converts one)");
-      }
-      java.security.spec.PKCS8EncodedKeySpec der = new java.security.spec.PKCS8EncodedKeySpec(
-          java.util.Base64.getMimeDecoder().decode(m.group(1)));
-      java.security.PrivateKey key = null;
-      for (String alg : new String[] {"RSA", "EC"}) {
-        try {
-          key = java.security.KeyFactory.getInstance(alg).generatePrivate(der);
-          break;
-        } catch (java.security.spec.InvalidKeySpecException e) {
-          // the next algorithm
-        }
-      }
-      if (key == null) {
-        throw new IllegalArgumentException("--key " + keyPem + ": neither an RSA nor an EC key");
-      }
-      char[] pw = "bench".toCharArray(); // the in-memory store's own
-      java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
-      ks.load(null, null);
-      ks.setKeyEntry("client", key, pw, chain.toArray(new java.security.cert.Certificate[0]));
-      javax.net.ssl.KeyManagerFactory kmf = javax.net.ssl.KeyManagerFactory.getInstance(
-          javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
-      kmf.init(ks, pw);
-      return kmf.getKeyManagers();
-    } catch (java.io.IOException | java.security.GeneralSecurityException e) {
-      throw new IllegalArgumentException("--cert " + certPem + " / --key " + keyPem + ": "
-          + e.getMessage());
-    }
-  }
-
-  private static javax.net.ssl.TrustManager[] trustManagers(String pem) {
-    try (java.io.InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(pem))) {
-      java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
-      ks.load(null, null);
-      int i = 0;
-      for (java.security.cert.Certificate c
-          : java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-        ks.setCertificateEntry("ca" + i++, c);
-      }
-      if (i == 0) {
-        throw new IllegalArgumentException("--ca " + pem + ": no certificate in the file");
-      }
-      javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
-          javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
-      tmf.init(ks);
-      return tmf.getTrustManagers();
-    } catch (java.io.IOException | java.security.GeneralSecurityException e) {
-      throw new IllegalArgumentException("--ca " + pem + ": " + e.getMessage());
-    }
   }
 
   /**

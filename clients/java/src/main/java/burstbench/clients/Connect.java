@@ -41,7 +41,6 @@ public final class Connect {
         return url;
     }
 
-    /** A factory for {@link #connectUrl}: ActiveMQ's defaults plus what the contract's options ask for. */
     /** The session mode of a consumer of {@code o}: its --ack as JMS / ActiveMQ name it, or transacted with --tx-batch. */
     static int ackMode(Opts o) {
         return switch (o.txBatch > 0 ? "tx" : o.ack) {
@@ -72,6 +71,7 @@ public final class Connect {
         if (failure[0] != null) throw failure[0];
     }
 
+    /** A factory for {@link #connectUrl}: ActiveMQ's defaults plus what the contract's options ask for. */
     static ActiveMQConnectionFactory factory(Opts o) {
         return factory(o, connectUrl(o));
     }
@@ -88,8 +88,8 @@ public final class Connect {
             // the JDK's trust store; show our own certificate when the broker asks (mutual TLS)
             org.apache.activemq.ActiveMQSslConnectionFactory sf = new org.apache.activemq.ActiveMQSslConnectionFactory(url);
             try {
-                sf.setKeyAndTrustManagers(o.cert != null ? keyManagers(o.cert, o.key) : null,
-                    o.ca != null ? trustManagers(o.ca) : null, null);
+                sf.setKeyAndTrustManagers(o.cert != null ? Tls.keyManagers(o.cert, o.key) : null,
+                    o.ca != null ? Tls.trustManagers(o.ca) : null, null);
             } catch (IllegalArgumentException e) {
                 usage(e.getMessage());
             } catch (Exception e) {
@@ -108,58 +108,6 @@ public final class Connect {
         return f;
     }
 
-    /** The client's own certificate (chain) and its unencrypted PKCS#8 PEM key, for mutual TLS. */
-    static javax.net.ssl.KeyManager[] keyManagers(String certPem, String keyPem) throws Exception {
-        java.util.List<java.security.cert.Certificate> chain = new java.util.ArrayList<>();
-        try (java.io.InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(certPem))) {
-            chain.addAll(java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in));
-        }
-        if (chain.isEmpty()) throw new IllegalArgumentException("--cert " + certPem + ": no certificate in the file");
-        java.util.regex.Matcher m = java.util.regex.Pattern
-            .compile("-----BEGIN PRIVATE KEY-----([A-Za-z0-9+/=\\s]+)-----END PRIVATE KEY-----")
-            .matcher(java.nio.file.Files.readString(java.nio.file.Path.of(keyPem)));
-        if (!m.find()) {
-            throw new IllegalArgumentException("--key " + keyPem + ": not an unencrypted PKCS#8 PEM key "
-                + "(BEGIN PRIVATE KEY; openssl pkcs8 -topk8 -nocrypt converts one)");
-        }
-        java.security.spec.PKCS8EncodedKeySpec der =
-            new java.security.spec.PKCS8EncodedKeySpec(java.util.Base64.getMimeDecoder().decode(m.group(1)));
-        java.security.PrivateKey key = null;
-        for (String alg : new String[] {"RSA", "EC"}) {
-            try {
-                key = java.security.KeyFactory.getInstance(alg).generatePrivate(der);
-                break;
-            } catch (java.security.spec.InvalidKeySpecException e) {
-                // the next algorithm
-            }
-        }
-        if (key == null) throw new IllegalArgumentException("--key " + keyPem + ": neither an RSA nor an EC key");
-        char[] pw = "bench".toCharArray();  // the in-memory store's own
-        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
-        ks.load(null, null);
-        ks.setKeyEntry("client", key, pw, chain.toArray(new java.security.cert.Certificate[0]));
-        javax.net.ssl.KeyManagerFactory kmf =
-            javax.net.ssl.KeyManagerFactory.getInstance(javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
-        kmf.init(ks, pw);
-        return kmf.getKeyManagers();
-    }
-
-    private static javax.net.ssl.TrustManager[] trustManagers(String pem) throws Exception {
-        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
-        ks.load(null, null);
-        int i = 0;
-        try (java.io.InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(pem))) {
-            for (java.security.cert.Certificate c
-                    : java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-                ks.setCertificateEntry("ca" + i++, c);
-            }
-        }
-        if (i == 0) throw new IllegalArgumentException("no certificate in the file");
-        javax.net.ssl.TrustManagerFactory tmf =
-            javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(ks);
-        return tmf.getTrustManagers();
-    }
 
     public static boolean hasParam(String url, String name) {
         int q = url.indexOf('?');

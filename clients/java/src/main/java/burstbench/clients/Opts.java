@@ -3,7 +3,6 @@ package burstbench.clients;
 import static burstbench.clients.Common.*;
 import static burstbench.clients.Failover.failoverUrl;
 
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -134,18 +133,17 @@ public final class Opts implements Cloneable {
         }
         if (cl.isUsageHelpRequested()) { realOut().print(cl.getUsageMessage()); realOut().flush(); System.exit(0); }
         if (cl.isVersionHelpRequested()) { emitRaw(versionJson(program.client())); System.exit(0); }
-        Map<String, String> v = new HashMap<>();
+        final ParseResult given = pr;
+        Map<String, String> v = null;
+        try {
+            v = Table.values(rows, name -> given.matchedOptionValue("--" + name, null), name -> given.hasMatchedOption("--" + name));
+        } catch (IllegalArgumentException e) {
+            usage(e.getMessage());
+        }
         Opts o = new Opts();
         o.role = role;
         for (Map<String, String> row : rows) {
-            String name = row.get("option");
-            if (row.get("type").equals("flag")) {
-                if (pr.hasMatchedOption("--" + name)) o.flags.add(name);
-                continue;
-            }
-            String value = pr.matchedOptionValue("--" + name, row.get("default").isEmpty() ? null : row.get("default"));
-            if (value == null && row.get("required").equals("1")) usage("missing required option --" + name);
-            if (value != null) v.put(name, Table.checked(row, value));
+            if (row.get("type").equals("flag") && v.containsKey(row.get("option"))) o.flags.add(row.get("option"));
         }
         o.url = v.get("url");
         o.count = Integer.parseInt(v.get("count"));

@@ -8,10 +8,8 @@ import java.io.Writer;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -83,29 +81,6 @@ final class Received {
     /** The index of producer {@code id}, or -1 for an id that is no contract id (a foreign message). */
     int producer(String id) { return producers.of(id, Received::contractId); }
 
-    /** Strings seen, each with its index in the order they first came; the last one found is kept at hand. */
-    private static final class Names {
-        final Map<String, Integer> index = new HashMap<>();
-        final List<String> names = new ArrayList<>();
-        private String last;
-        private int lastIndex;
-
-        /** The index of {@code s}, or -1 when it is new and {@code allowNew} does not hold for it. */
-        int of(String s, java.util.function.Predicate<String> allowNew) {
-            if (s.equals(last)) return lastIndex;
-            Integer i = index.get(s);
-            if (i == null) {
-                if (!allowNew.test(s)) return -1;
-                i = names.size();
-                names.add(s);
-                index.put(s, i);
-            }
-            last = s;
-            lastIndex = i;
-            return i;
-        }
-    }
-
     private static boolean contractId(String producer) { return Common.ID.matcher(producer).matches(); }
 
     /**
@@ -120,13 +95,11 @@ final class Received {
         rProducer[i] = pi; rSeq[i] = h.seq; rBurst[i] = h.burst; rSent[i] = h.sent; rRecv[i] = recvNs;
         rBytes[i] = bi.bytes; rDest[i] = di;
         rFlags[i] = (byte) ((ok ? 1 : 0) | (redel ? 2 : 0) | (h.crcState << 2));
-        rNonce[i] = h.nonce == null ? -1 : nonces.of(h.nonce, ANY); rCrcBody[i] = bi.crc;
+        rNonce[i] = h.nonce == null ? -1 : nonces.of(h.nonce); rCrcBody[i] = bi.crc;
         if (h.crcState == Headers.CRC_HEX) rCrcHeader[i] = h.crc;
         else if (h.crcState == Headers.CRC_RAW) keepRawCrc(i, h);
         n = i + 1;
     }
-
-    private static final java.util.function.Predicate<String> ANY = x -> true;
 
     /** A bb_crc32 that is not 8 lowercase hex digits, kept as received for record i. */
     private void keepRawCrc(int i, Headers h) {

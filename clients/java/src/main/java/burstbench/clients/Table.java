@@ -57,38 +57,70 @@ public final class Table {
         throw new IllegalStateException("clients/options.tsv not found above this program's classes");
     }
 
+    /**
+     * The values of a parsed command line, by option name, each checked against its row: a
+     * flag given is "1"; an option not given takes its row's default (none: absent). {@code
+     * given} is the value given on the command line (null: not given), {@code flag} whether a
+     * flag was given. Throws IllegalArgumentException (one line) at the first that will not do.
+     */
+    public static Map<String, String> values(List<Map<String, String>> rows, java.util.function.UnaryOperator<String> given,
+                                             java.util.function.Predicate<String> flag) {
+        Map<String, String> v = new java.util.HashMap<>();
+        for (Map<String, String> row : rows) {
+            String name = row.get("option");
+            if (row.get("type").equals("flag")) {
+                if (flag.test(name)) v.put(name, "1");
+                continue;
+            }
+            String value = given.apply(name);
+            if (value == null && !row.get("default").isEmpty()) value = row.get("default");
+            if (value == null && row.get("required").equals("1")) throw new IllegalArgumentException("missing required option --" + name);
+            String why = value == null ? null : bad(row, value);
+            if (why != null) throw new IllegalArgumentException(why);
+            if (value != null) v.put(name, value);
+        }
+        return v;
+    }
+
     /** {@code value} for {@code row}'s option if it passes the row's checks, else exit 2. */
     public static String checked(Map<String, String> row, String value) {
+        String why = bad(row, value);
+        if (why != null) usage(why);
+        return value;
+    }
+
+    /** Why {@code value} does not pass {@code row}'s checks (one line naming the option), or null. */
+    public static String bad(Map<String, String> row, String value) {
         String name = "--" + row.get("option"), type = row.get("type");
         String pattern = row.get("pattern"), choices = row.get("choices");
         String min = row.get("min"), max = row.get("max"), above = row.get("above");
         if (type.equals("int") || type.equals("number")) {
-            double x = Double.NaN;
+            double x;
             try {
                 x = type.equals("int") ? Long.parseLong(value) : Double.parseDouble(value);
             } catch (NumberFormatException e) {
-                usage(name + " needs " + (type.equals("int") ? "an integer" : "a number") + ": '" + value + "'");
+                return name + " needs " + (type.equals("int") ? "an integer" : "a number") + ": '" + value + "'";
             }
             if (Double.isNaN(x) || Double.isInfinite(x)
                     || (!min.isEmpty() && x < Double.parseDouble(min))
                     || (!max.isEmpty() && x > Double.parseDouble(max))
                     || (!above.isEmpty() && x <= Double.parseDouble(above)))
-                usage(name + " must be " + (above.isEmpty() ? min + ".." + max : "> " + above + " and <= " + max)
-                      + ": '" + value + "'");
-            return value;
+                return name + " must be " + (above.isEmpty() ? min + ".." + max : "> " + above + " and <= " + max)
+                    + ": '" + value + "'";
+            return null;
         }
         String[] items = type.equals("queues") || type.equals("urls") ? value.split(",", -1) : new String[] {value};
         Pattern whole = pattern.isEmpty() ? null : Pattern.compile(pattern);
         boolean allMatch = true;
         for (String item : items) allMatch &= whole == null || whole.matcher(item).matches();
         if (type.equals("url") || type.equals("urls")) {
-            if (!allMatch) usage(name + " must be an address in " + choices.replace(",", ", ") + ": '" + value + "'");
+            if (!allMatch) return name + " must be an address in " + choices.replace(",", ", ") + ": '" + value + "'";
         } else if (!choices.isEmpty() && type.equals("string")) {
             if (!List.of(choices.split(",")).contains(value))
-                usage(name + " must be one of " + choices.replace(",", ", ") + ": '" + value + "'");
+                return name + " must be one of " + choices.replace(",", ", ") + ": '" + value + "'";
         } else if (!allMatch) {
-            usage(name + " must match " + pattern + ": '" + value + "'");
+            return name + " must match " + pattern + ": '" + value + "'";
         }
-        return value;
+        return null;
     }
 }
