@@ -267,3 +267,37 @@ def test_the_perl_check_allows_only_the_listed_fixes():
     assert perl_violations(fixed, allowed={})
     other = "*Net::Stomp::receive_frame = sub {\n 1;\n};\n"
     assert perl_violations(other, allowed=BUG_FIXES["perl"])
+
+
+# ------------------------------------------------------------------- the programs' shape
+
+# each language's stock programs, and the file of its own that holds --failover
+_PROGRAMS = {
+    "python": ("clients/python/producer.py", "clients/python/consumer.py",
+               "clients/python/failover.py"),
+    "node": ("clients/node/producer.mjs", "clients/node/consumer.mjs", "clients/node/failover.mjs"),
+    "perl": ("clients/perl/producer.pl", "clients/perl/consumer.pl", "clients/perl/Failover.pm"),
+    "java": ("clients/java/src/main/java/burstbench/clients/Producer.java",
+             "clients/java/src/main/java/burstbench/clients/Consumer.java",
+             "clients/java/src/main/java/burstbench/clients/Failover.java"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(_PROGRAMS))
+def test_a_stock_program_is_at_most_200_lines_and_its_failover_is_a_file_of_its_own(language):
+    """The stock producer and consumer read like their library's docs: the contract's plumbing
+    is in the language's shared files, --connections N, records and failover in their own."""
+    producer, consumer, failover = (ROOT / p for p in _PROGRAMS[language])
+    for program in (producer, consumer):
+        n = len(program.read_text().splitlines())
+        assert n <= 200, f"{program.relative_to(ROOT)}: {n} lines"
+    assert failover.is_file()
+
+
+@pytest.mark.parametrize("language", sorted(_PROGRAMS))
+def test_every_client_parses_with_the_table_the_harness_renders(language):
+    """Each language builds its parser from clients/options.tsv (burstbench/options.py renders
+    it from options.yaml; tests/unit/test_options.py checks that it is current and that every
+    client's --help lists exactly its rows)."""
+    readers = [p for p in stock_sources(language) if "options.tsv" in p.read_text()]
+    assert readers, f"no {language} source reads clients/options.tsv"
