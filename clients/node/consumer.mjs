@@ -2,11 +2,12 @@
 // burstbench consumer over STOMP (@stomp/stompjs; ws:// or stomp://). See clients/contract.md.
 
 import {
-  CONNECTING_AT_ONCE, eachLimited, emit, fail, failOnCrash, flowControl, gate, hr, hrToEpoch, nowNs,
-  parseArgs, slotsOf, slotTicker, stdoutFlushed,
+  emit, fail, failOnCrash, flowControl, gate, hr, hrToEpoch, nowNs, stdoutFlushed,
 } from './common.mjs';
 import { connect, disconnect } from './connect.mjs';
+import { parseArgs } from './options.mjs';
 import { Received } from './records.mjs';
+import { CONNECTING_AT_ONCE, eachLimited, slotsOf, slotTicker } from './slots.mjs';
 import { wire } from './wire.mjs';
 import { performance } from 'node:perf_hooks';
 

@@ -2,7 +2,8 @@
 // burstbench Pi worker (@stomp/stompjs over stomp:// or ws://): Leibniz chunks from a work
 // queue, partial sums to a results queue. The format: "Pi workers" in clients/contract.md.
 
-import { emit, fail, parseUrl, versionLine } from './common.mjs';
+import { emit, fail, versionLine } from './common.mjs';
+import { parseUrl } from './options.mjs';
 import { connect, disconnect } from './connect.mjs';
 
 const USAGE = `usage: node pi-worker.mjs --url stomp://HOST:PORT --work QUEUE --results QUEUE [options]

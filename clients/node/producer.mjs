@@ -3,12 +3,13 @@
 
 import { crc32 } from 'node:zlib';
 import {
-  bodyMaker, burstCount, CONNECTING_AT_ONCE, eachLimited, emit, fail, failOnCrash, gate, hr,
-  hrToEpoch, nowNs, parseArgs, slotsOf, slotTicker, stdoutFlushed,
+  bodyMaker, burstCount, emit, fail, failOnCrash, gate, hr, hrToEpoch, nowNs, stdoutFlushed,
 } from './common.mjs';
 import { connect, disconnect, Runs } from './connect.mjs';
 import { sendWhole } from './failover.mjs';
+import { parseArgs } from './options.mjs';
 import { Sent } from './records.mjs';
+import { CONNECTING_AT_ONCE, eachLimited, slotsOf, slotTicker } from './slots.mjs';
 import { wire } from './wire.mjs';
 
 failOnCrash();

@@ -10,6 +10,7 @@ use Time::HiRes qw(gettimeofday);
 use Compress::Raw::Zlib ();
 use Net::Stomp::Frame;
 use Common;
+use Connect;
 use Records;
 use Slots;
 use Acks ();

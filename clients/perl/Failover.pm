@@ -14,7 +14,7 @@ our $LATE_CONNECTED;    # a CONNECTED frame read where a receipt or message was 
 # Net::Stomp's options for `hosts` (the --url then the --failover addresses).
 sub options {
     my ($o) = @_;
-    my @hosts = map { { %$_, ($_->{ssl} ? (ssl_options => Common::ssl_options({ %$o, host => $_->{hostname} })) : ()) } }
+    my @hosts = map { { %$_, ($_->{ssl} ? (ssl_options => Connect::ssl_options({ %$o, host => $_->{hostname} })) : ()) } }
       @{ $o->{hosts} };
     my $rounds = int($o->{'connect-timeout'} / @hosts + 0.999);
     return (hosts => \@hosts, connect_delay => 1, reconnect_attempts => ($rounds < 1 ? 1 : $rounds));

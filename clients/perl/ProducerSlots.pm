@@ -8,6 +8,7 @@ use warnings;
 use Compress::Raw::Zlib ();
 use Net::Stomp::Frame;
 use Common;
+use Connect;
 use Records;
 use Slots;
 

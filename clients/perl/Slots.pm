@@ -9,6 +9,7 @@ use warnings;
 use IO::Select;
 use Net::Stomp::Frame;
 use Common;
+use Connect;
 use Exporter 'import';
 
 our @EXPORT = qw(start_slots slot_poller ready_slots disconnect_slots);

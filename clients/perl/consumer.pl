@@ -5,6 +5,8 @@ use warnings;
 use FindBin;
 use lib $FindBin::Bin;
 use Common;
+use Connect;
+use Options;
 use Records;
 use Acks ();
 use ConsumerSlots ();
@@ -13,7 +15,6 @@ use Compress::Raw::Zlib ();
 
 my $o = parse_args('consumer', @ARGV);
 my $id = $o->{id};
-
 my $stop = 0;
 my ($stomp, $session);    # --failover: a change of session means Net::Stomp reconnected
 my $txn = $o->{'tx-batch'};

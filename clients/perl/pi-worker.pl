@@ -6,6 +6,8 @@ use warnings;
 use FindBin;
 use lib $FindBin::Bin;
 use Common;
+use Connect;
+use Options;
 
 my %VALUE = map { $_ => 1 } qw(url work results id prefetch user password connect-timeout);
 
@@ -29,7 +31,7 @@ sub parse {
     my @argv = @_;
     for (@argv) {
         if ($_ eq '--help' || $_ eq '-h') { print usage(); exit 0 }
-        if ($_ eq '--version') { print Common::version_line(), "\n"; exit 0 }
+        if ($_ eq '--version') { print Options::version_line(), "\n"; exit 0 }
     }
     my %o = (id => 'w1', prefetch => 1000, 'connect-timeout' => 10);
     read_options(\@argv, \%VALUE, \%o);

@@ -5,6 +5,8 @@ use warnings;
 use FindBin;
 use lib $FindBin::Bin;
 use Common;
+use Connect;
+use Options;
 use Records;
 use ProducerSlots ();
 use Time::HiRes qw(gettimeofday);

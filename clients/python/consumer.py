@@ -18,11 +18,11 @@ from common import (
     fail,
     now_ns,
     on_sigterm,
-    parse,
     stop_asked,
     tcp_nodelay,
 )
 from failover import Reconnector
+from options import parse
 from records import KEEP_BODY, body_facts, body_store, heads, heads_of, records_of, write_received
 from slots import consume
 

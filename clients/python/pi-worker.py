@@ -10,6 +10,7 @@ import threading
 from urllib.parse import urlsplit
 
 import common
+import options
 
 ROLE = "pi-worker"
 
@@ -27,12 +28,12 @@ def chunk_sum(start: int, n: int) -> float:
 
 
 def parse(argv=None):
-    p = common.ArgumentParser(
+    p = options.ArgumentParser(
         prog="pi-worker.py", description="burstbench Pi worker (stomp.py); see clients/contract.md"
     )
     # the contract's checks for the options a consumer has too (clients/options.tsv)
-    rows = {row["option"]: row for row in common.table("consumer")}
-    queues = common.checked(rows["destinations"])
+    rows = {row["option"]: row for row in options.table("consumer")}
+    queues = options.checked(rows["destinations"])
 
     def queue(text):
         names = queues(text)
@@ -40,19 +41,19 @@ def parse(argv=None):
             raise argparse.ArgumentTypeError(f"one queue name, not {text!r}")
         return names[0]
 
-    p.add_argument("--url", required=True, type=common.checked(rows["url"]),
+    p.add_argument("--url", required=True, type=options.checked(rows["url"]),
                    help="stomp://HOST:PORT or stomp+ssl://HOST:PORT")
     p.add_argument("--work", required=True, type=queue,
                    help="queue the work messages come from")
     p.add_argument("--results", required=True, type=queue,
                    help="queue the partial sums go to")
-    p.add_argument("--id", default="w1", type=common.checked(rows["id"]))
-    p.add_argument("--prefetch", type=common.checked(rows["prefetch"]), default=1000)
+    p.add_argument("--id", default="w1", type=options.checked(rows["id"]))
+    p.add_argument("--prefetch", type=options.checked(rows["prefetch"]), default=1000)
     p.add_argument("--user")
     p.add_argument("--password")
-    p.add_argument("--connect-timeout", type=common.checked(rows["connect-timeout"]),
+    p.add_argument("--connect-timeout", type=options.checked(rows["connect-timeout"]),
                    default=10.0)
-    p.add_argument("--version", action=common.VersionAction, help="print versions as JSON")
+    p.add_argument("--version", action=options.VersionAction, help="print versions as JSON")
     args = p.parse_args(argv)
     u = urlsplit(args.url)
     if u.scheme not in ("stomp", "stomp+ssl") or not u.hostname or not u.port:

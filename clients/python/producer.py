@@ -20,10 +20,10 @@ from common import (
     fail,
     now_ns,
     on_sigterm,
-    parse,
     tcp_nodelay,
 )
 from failover import Reconnector
+from options import parse
 from records import write_sent
 from slots import produce
 

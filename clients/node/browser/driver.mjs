@@ -23,7 +23,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
-import { emit, fail, failOnCrash, gate, nowNs, parseArgs, usage } from '../common.mjs';
+import { emit, fail, failOnCrash, gate, nowNs } from '../common.mjs';
+import { parseArgs, usage } from '../options.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const NODE_DIR = path.dirname(HERE);

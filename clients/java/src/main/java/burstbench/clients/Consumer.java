@@ -99,9 +99,9 @@ public class Consumer {
         Common.installHook(this::finish);
         Connect.connectWithin(o, () -> connect(factoryForRun()));
         ready();
-        ticker = Common.ticker(o.id, "received", kept::received);
+        ticker = Runs.ticker(o.id, "received", kept::received);
         try {
-            if (o.gate) Common.awaitStop();
+            if (o.gate) Runs.awaitStop();
             else reached.await();   // with --count 0 only SIGTERM ends this
         } catch (IOException | InterruptedException e) {
             Common.die(1, "error: " + Connect.describe(e));
@@ -160,7 +160,7 @@ public class Consumer {
 
     /** Stop: halt delivery, acknowledge / commit what we hold, disconnect, write records, print done. */
     private void finish() {
-        Common.stopTicker(ticker);
+        Runs.stopTicker(ticker);
         if (conn != null) {
             quiesce();
             Common.closing = true;

@@ -44,9 +44,9 @@ final class ConsumerSlots {
         }
         String[] ids = new String[slots.length];
         for (int i = 0; i < slots.length; i++) ids[i] = slots[i].o.id;
-        ticker = Common.slotTicker(ids, "received", i -> slots[i].received());
+        ticker = Runs.slotTicker(ids, "received", i -> slots[i].received());
         try {
-            if (o.gate) Common.awaitStop();
+            if (o.gate) Runs.awaitStop();
             else awaitTarget();
         } catch (IOException | InterruptedException e) {
             Common.die(1, "error: " + Connect.describe(e));
@@ -68,7 +68,7 @@ final class ConsumerSlots {
     }
 
     private void closeAll() {
-        Common.forEachSlot(slots.length, i -> {
+        Runs.forEachSlot(slots.length, i -> {
             if (slots[i].conn != null) slots[i].close();
         });
     }
@@ -86,9 +86,9 @@ final class ConsumerSlots {
      * write theirs (then exit 1).
      */
     private void finish() {
-        Common.stopTicker(ticker);
+        Runs.stopTicker(ticker);
         AtomicReference<RuntimeException> failed = new AtomicReference<>();
-        Common.forEachSlot(slots.length, i -> {
+        Runs.forEachSlot(slots.length, i -> {
             Consumer c = slots[i];
             if (c.conn == null) return;
             try {

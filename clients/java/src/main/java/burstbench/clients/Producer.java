@@ -112,9 +112,9 @@ public class Producer {
         Common.installHook(this::finish);
         Connect.connectWithin(o, () -> connect(factoryForRun()));
         prepare();
-        ticker = Common.ticker(o.id, "sent", () -> sent);
+        ticker = Runs.ticker(o.id, "sent", () -> sent);
         try {
-            Common.bursts(o, () -> !stopRequested, this::sendBurst);
+            Runs.bursts(o, () -> !stopRequested, this::sendBurst);
         } catch (JMSException | IOException | InterruptedException e) {
             inBurst = false;
             Common.die(1, "error: send to " + o.url + " failed: " + Connect.describe(e));
@@ -140,7 +140,7 @@ public class Producer {
         int i = 0;   // (after the loop: the messages sent)
         for (; i < count && !stopRequested; i++) {
             long seq = base + i, stamp, now;
-            if (nsPerMsg > 0) now = Common.sleepUntil(stamp = start + (long) (i * nsPerMsg));
+            if (nsPerMsg > 0) now = Runs.sleepUntil(stamp = start + (long) (i * nsPerMsg));
             else stamp = now = Common.nowNs();
             final boolean finalOne = i == count - 1 || (end != 0 && now >= end);
             Message m = message(burst, seq, stamp);
@@ -166,7 +166,7 @@ public class Producer {
     private void finish() {
         stopRequested = true;
         boolean loopDone = awaitLoop(System.nanoTime() + 5_000_000_000L);
-        Common.stopTicker(ticker);
+        Runs.stopTicker(ticker);
         Common.closing = true;
         close(loopDone);
         report(true);

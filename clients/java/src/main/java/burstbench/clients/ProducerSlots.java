@@ -77,7 +77,7 @@ final class ProducerSlots {
         }
         String[] ids = new String[slots.length];
         for (int i = 0; i < slots.length; i++) ids[i] = slots[i].o.id;
-        ticker = Common.slotTicker(ids, "sent", i -> slots[i].sent);
+        ticker = Runs.slotTicker(ids, "sent", i -> slots[i].sent);
         Thread[] senders = new Thread[slots.length];
         for (int i = 0; i < slots.length; i++) {
             final Producer slot = slots[i];
@@ -86,7 +86,7 @@ final class ProducerSlots {
             senders[i].start();
         }
         try {
-            Common.bursts(o, Common::running, this::burst);
+            Runs.bursts(o, Common::running, this::burst);
         } catch (JMSException | IOException | InterruptedException e) {
             Common.die(1, "error: " + Connect.describe(e));
             return;
@@ -126,9 +126,9 @@ final class ProducerSlots {
      */
     private void finish() {
         stopSending();
-        Common.stopTicker(ticker);
+        Runs.stopTicker(ticker);
         Common.closing = true;
-        Common.forEachSlot(slots.length, i -> slots[i].close(!slots[i].inBurst));
+        Runs.forEachSlot(slots.length, i -> slots[i].close(!slots[i].inBurst));
         for (int i = 0; i < slots.length; i++) slots[i].report(i == slots.length - 1);
     }
 
