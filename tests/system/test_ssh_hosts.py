@@ -4,6 +4,7 @@ all four languages; a store-and-forward pair on two hosts; SIGKILL of the harnes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -18,7 +19,7 @@ from conftest import play_recap
 
 from burstbench import paths
 from burstbench.commands.run import summary
-from burstbench.infra import clocks, inventory, sshhosts, topology
+from burstbench.infra import clocks, inventory, netns, sshhosts, topology
 from burstbench.infra.launch import Ssh
 from burstbench.measure.measure import ConsumerRecord
 from burstbench.measure.points import document
@@ -313,6 +314,18 @@ def test_sigkill_of_the_harness_ends_the_program_on_the_host(tmp_path, need_ssh_
     assert not set(net.net.names) & _namespaces()
 
 
+def _network_tag(owner: int) -> str:
+    """The tag of the one netns Network process ``owner`` made (its state file says)."""
+    tags = set()
+    for f in (f for d in netns.STATE_DIRS for f in Path(d).glob("*.json")):
+        with contextlib.suppress(OSError, ValueError):
+            state = json.loads(f.read_text())
+            if state.get("owner") == owner:
+                tags.add(state["tag"])
+    assert len(tags) == 1, (owner, tags)
+    return tags.pop()
+
+
 def _namespaces() -> set[str]:
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
     return {line.split()[0] for line in out.splitlines() if line.strip()}
@@ -514,7 +527,6 @@ def test_sigkill_of_bench_run_mid_burst_leaves_nothing_on_any_host(tmp_path, nee
     process of the point, no namespace and no state file is left."""
     results = tmp_path / "results"
     env = {**os.environ, "BURSTBENCH_RESULTS": str(results)}
-    before = _namespaces()
     proc = subprocess.Popen([str(ROOT / ".venv/bin/python"), "-m", "burstbench.cli", "run",
                              "--hosts", "netns-ssh", "--producer", "python", "--consumer",
                              "python", "--consumers", "2", "--count", "200000", "--bursts",
@@ -532,11 +544,8 @@ def test_sigkill_of_bench_run_mid_burst_leaves_nothing_on_any_host(tmp_path, nee
         running = marked(str(point))
         # the broker, 2 consumers, 1 producer: each its ssh client, remote_exec and program
         assert len(running) >= 9, "".join(seen)
-        # this run's namespaces: bb<tag><host>, its tag the one of its p1 host (another test of
-        # the suite may make and remove namespaces of its own meanwhile, on another worker)
-        tags = {n[2:-2] for n in _namespaces() - before if n.endswith("p1")}
-        assert len(tags) == 1, (tags, "".join(seen))
-        ours = {n for n in _namespaces() if n[2:].startswith(tuple(tags))}
+        # this run's namespaces: its network's (other tests make theirs meanwhile, elsewhere)
+        ours = {n for n in _namespaces() if n.startswith("bb" + _network_tag(proc.pid))}
         assert len(ours) >= 6, ours  # ctl, b1, p1, c1, c2 and the bridge
     finally:
         proc.kill()
